@@ -1,0 +1,102 @@
+"""Configuration is a value: a frozen :class:`Settings`, built once by a shell and passed down.
+
+The environment is read in exactly one place, :meth:`Settings.from_env`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from .errors import InvalidInput
+from .ports import PiiPolicy
+
+DEFAULT_SPACY_MODEL = "en_core_web_sm"
+DEFAULT_VECTOR_MODEL = "builtin"  # the distilled model shipped in markmem/models/
+EXTRACTORS = ("heuristic", "litellm", "anthropic", "openai")
+PII_ENGINES = ("auto", "presidio", "regex", "off")
+
+
+@dataclass(frozen=True)
+class Settings:
+    repo_path: Path = Path(".")
+    pii_policy: PiiPolicy = field(default_factory=PiiPolicy)
+    pii_engine: str = "auto"  # auto: Presidio if importable, else regex (doctor reports which)
+    spacy_model: str = DEFAULT_SPACY_MODEL
+    extractor: str = "heuristic"
+    llm_model: str | None = None
+    llm_timeout: float = 30.0
+    vector_model: str | None = DEFAULT_VECTOR_MODEL  # None disables the vector lane
+    max_input_bytes: int = 1_000_000
+    batch_size: int = 1000
+    review_below: float = 0.5  # candidates under this confidence go to review
+    token_budget: int = 800
+    encryption: bool = False
+    master_key: str | None = None  # wraps per-user data keys when set
+    background: bool = True  # run a compile worker thread; False: compile only in flush()
+    lock_timeout: float = 60.0
+    author_name: str = "markmem"
+    author_email: str = "markmem@localhost"
+
+    def __post_init__(self) -> None:
+        if self.extractor not in EXTRACTORS:
+            raise InvalidInput(f"extractor must be one of {EXTRACTORS}", field="extractor")
+        if self.pii_engine not in PII_ENGINES:
+            raise InvalidInput(f"pii_engine must be one of {PII_ENGINES}", field="pii_engine")
+        if self.max_input_bytes <= 0 or self.batch_size <= 0:
+            raise InvalidInput("max_input_bytes and batch_size must be positive")
+
+    def with_(self, **changes: Any) -> Settings:
+        return replace(self, **changes)
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+        """Build settings from ``MARKMEM_*`` variables; keyword overrides win."""
+        env = os.environ if env is None else env
+        values: dict[str, Any] = {}
+        if "MARKMEM_REPO" in env:
+            values["repo_path"] = Path(env["MARKMEM_REPO"])
+        if "MARKMEM_PII_POLICY" in env:
+            values["pii_policy"] = parse_policy(env["MARKMEM_PII_POLICY"])
+        simple = {
+            "MARKMEM_PII_ENGINE": "pii_engine",
+            "MARKMEM_SPACY_MODEL": "spacy_model",
+            "MARKMEM_LLM_PROVIDER": "extractor",
+            "MARKMEM_LLM_COMPILE_MODEL": "llm_model",
+            "MARKMEM_MASTER_KEY": "master_key",
+        }
+        for var, name in simple.items():
+            if env.get(var):
+                values[name] = env[var]
+        if "MARKMEM_VECTOR_MODEL" in env:
+            model = env["MARKMEM_VECTOR_MODEL"].strip()
+            values["vector_model"] = None if model.lower() in ("", "none", "off") else model
+        if env.get("MARKMEM_MAX_INPUT_BYTES"):
+            values["max_input_bytes"] = int(env["MARKMEM_MAX_INPUT_BYTES"])
+        if env.get("MARKMEM_ENCRYPTION"):
+            values["encryption"] = env["MARKMEM_ENCRYPTION"].lower() in ("1", "true", "yes", "on")
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)
+
+
+def parse_policy(text: str | PiiPolicy | None) -> PiiPolicy:
+    """``"mask"`` or ``"mask,PERSON=tag,US_SSN=block"`` -> PiiPolicy."""
+    if text is None:
+        return PiiPolicy()
+    if isinstance(text, PiiPolicy):
+        return text
+    default = "mask"
+    per: dict[str, Any] = {}
+    for part in (p.strip() for p in str(text).split(",") if p.strip()):
+        key, _, val = part.partition("=")
+        action = (val or key).strip().lower()
+        if action not in ("tag", "mask", "block"):
+            raise InvalidInput(f"PII action must be tag, mask or block, not {action!r}")
+        if val:
+            per[key.strip().upper()] = action
+        else:
+            default = action
+    return PiiPolicy(default, per)  # type: ignore[arg-type]

@@ -1,0 +1,77 @@
+"""Ids, user-id validation and time stamps. Nothing here touches disk."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+from datetime import datetime, timezone
+
+from .errors import InvalidInput, InvalidUserId
+
+_USER_RE = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
+_PAGE_ID_RE = re.compile(r"(u/[a-z0-9][a-z0-9._-]{0,63}|shared)(/[a-z0-9][a-z0-9._-]{0,63}){2}")
+
+
+def validate_user_id(user_id: object) -> str:
+    """Return the id unchanged if valid, else raise :class:`InvalidUserId`.
+
+    Ids are lowercase so that a case-insensitive filesystem can never merge two users
+    (``alice`` vs ``ALICE``); no path separators, no ``..``, no leading dot, no control chars.
+    """
+    if not isinstance(user_id, str) or not user_id.strip():
+        raise InvalidUserId("user_id is required (an empty id is never a global scope)", user_id=user_id)
+    if ".." in user_id or not _USER_RE.fullmatch(user_id):
+        hint = " (ids are lowercase)" if _USER_RE.fullmatch(user_id.lower()) else ""
+        raise InvalidUserId(
+            "invalid user_id: use 1-64 chars of a-z 0-9 . _ - starting with a letter or digit" + hint,
+            user_id=user_id,
+        )
+    return user_id
+
+
+def validate_page_id(page_id: object) -> str:
+    if not isinstance(page_id, str) or not _PAGE_ID_RE.fullmatch(page_id) or ".." in page_id:
+        raise InvalidInput(f"invalid page id: {page_id!r} (expected u/<user>/<type>/<slug>)", field="id")
+    return page_id
+
+
+def short_hash(*parts: str, n: int = 10) -> str:
+    h = hashlib.blake2b("\x1f".join(parts).encode("utf-8"), digest_size=16)
+    return h.hexdigest()[:n]
+
+
+def new_raw_id() -> str:
+    return "r-" + secrets.token_hex(6)
+
+
+def new_batch_id() -> str:
+    return "b-" + secrets.token_hex(5)
+
+
+def claim_id(raw_id: str, subject: str, predicate: str, value: str) -> str:
+    """Deterministic: recompiling the same raw entry yields the same claim (idempotent)."""
+    return "c-" + short_hash(raw_id, subject, predicate, value.casefold())
+
+
+def now() -> str:
+    return format_time(datetime.now(timezone.utc))
+
+
+def format_time(dt: datetime) -> str:
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return dt.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def parse_time(value: object, *, field: str = "time") -> str:
+    """Accept a datetime, a date string or an ISO-8601 string; return canonical UTC text."""
+    if isinstance(value, datetime):
+        return format_time(value)
+    if isinstance(value, str) and value.strip():
+        text = value.strip().replace("Z", "+00:00").replace("z", "+00:00")
+        try:
+            return format_time(datetime.fromisoformat(text))
+        except ValueError:
+            pass
+    raise InvalidInput(f"{field} must be an ISO-8601 time or datetime, got {value!r}", field=field)

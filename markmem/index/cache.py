@@ -1,0 +1,165 @@
+"""The SQLite cache at ``.markmem/cache/index.db`` (WAL). Derived: deleting it loses nothing.
+
+One connection per thread. A missing, corrupt or outdated cache is detected by :meth:`Cache.ok`
+and rebuilt by ``index.rebuild``.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+
+from ..model import Page, RawEntry
+from . import schema
+from .text import claim_body, content_hash, turn_body
+
+
+class Cache:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._local = threading.local()
+        self._lock = threading.Lock()
+
+    # -- connection -----------------------------------------------------------------
+    @property
+    def db(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(self.path, timeout=60, isolation_level=None, check_same_thread=False)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA busy_timeout=60000")
+            self._local.conn = conn
+            self._local.utils = sqlite_utils.Database(conn)
+        return conn
+
+    def close(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
+    def ok(self) -> bool:
+        """True when the cache exists, opens, and has the current schema version."""
+        if not self.path.exists():
+            return False
+        try:
+            row = self.db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+            return row is not None and int(row[0]) == schema.VERSION
+        except sqlite3.DatabaseError:
+            return False
+
+    def create(self) -> None:
+        """Drop everything and create the current schema (the file is replaced if corrupt)."""
+        self.close()
+        for suffix in ("", "-wal", "-shm"):
+            p = Path(str(self.path) + suffix)
+            if p.exists():
+                p.unlink()
+        self.db.executescript(schema.DDL)
+        self.set_meta("schema", str(schema.VERSION))
+
+    def get_meta(self, key: str) -> str | None:
+        row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+    def tx(self) -> _Tx:
+        return _Tx(self.db)
+
+    # -- writes ---------------------------------------------------------------------
+    def upsert_raw(self, entries: Iterable[RawEntry], compiled: bool = False) -> None:
+        rows = []
+        for e in entries:
+            body = turn_body(e)
+            rows.append((e.id, e.user_id, e.path, e.role, e.speaker, e.agent_id, e.run_id, e.content,
+                         body, e.occurred_at, e.recorded_at, e.when, json.dumps(e.metadata),
+                         e.quarantined, int(compiled), content_hash(body)))
+        self.db.executemany(
+            "INSERT INTO raw(id,user_id,path,role,speaker,agent_id,run_id,content,body,occurred_at,"
+            "recorded_at,valid_at,metadata,quarantined,compiled,hash) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
+            "ON CONFLICT(id) DO UPDATE SET compiled=max(compiled, excluded.compiled)",
+            rows,
+        )
+
+    def mark_compiled(self, raw_ids: Sequence[str]) -> None:
+        self.db.executemany("UPDATE raw SET compiled=1 WHERE id=?", [(r,) for r in raw_ids])
+
+    def set_quarantine(self, raw_id: str, reason: str | None) -> None:
+        self.db.execute("UPDATE raw SET quarantined=? WHERE id=?", (reason, raw_id))
+
+    def upsert_page(self, page: Page, text_hash: str) -> None:
+        db = self.db
+        db.execute("DELETE FROM claims WHERE page_id=?", (page.id,))
+        db.execute(
+            "INSERT OR REPLACE INTO pages(id,user_id,type,path,title,body,pinned,archived,created,updated,hash)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            (page.id, page.user_id, page.type, page.path, page.title, page.body, int(page.pinned),
+             int(page.archived), page.created, page.updated, text_hash),
+        )
+        rows = []
+        for c in page.claims:
+            body = claim_body(c)
+            rows.append((c.id, page.user_id, page.id, page.type, c.subject, c.predicate, c.value, c.text,
+                         body, c.provenance, c.confidence, c.valid_from, c.valid_until, c.recorded_at,
+                         c.closed_at, c.supersedes, c.superseded_by, json.dumps(list(c.sources)),
+                         json.dumps(c.metadata), int(page.archived), content_hash(body)))
+        db.executemany(
+            "INSERT OR REPLACE INTO claims(id,user_id,page_id,type,subject,predicate,value,text,body,provenance,"
+            "confidence,valid_from,valid_until,recorded_at,closed_at,supersedes,superseded_by,sources,metadata,"
+            "archived,hash) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            rows,
+        )
+
+    def delete_page(self, page_id: str) -> None:
+        self.db.execute("DELETE FROM claims WHERE page_id=?", (page_id,))
+        self.db.execute("DELETE FROM pages WHERE id=?", (page_id,))
+        self.db.execute("DELETE FROM vectors WHERE kind='page' AND id=?", (page_id,))
+
+    def delete_user(self, user_id: str) -> dict[str, int]:
+        db = self.db
+        counts = {}
+        for table in ("raw", "claims", "pages", "vectors"):
+            counts[table] = db.execute(f"DELETE FROM {table} WHERE user_id=?", (user_id,)).rowcount
+        prefix = f"wiki/u/{user_id}/"
+        db.execute("DELETE FROM problems WHERE substr(path, 1, ?) = ?", (len(prefix), prefix))
+        return counts
+
+    def set_problem(self, path: str, reason: str | None) -> None:
+        if reason is None:
+            self.db.execute("DELETE FROM problems WHERE path=?", (path,))
+        else:
+            self.db.execute("INSERT OR REPLACE INTO problems(path, reason) VALUES (?,?)", (path, reason))
+
+    # -- reads ----------------------------------------------------------------------
+    def rows(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        cur = self.db.execute(sql, params)
+        cols = [d[0] for d in cur.description or ()]
+        return [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]  # type: ignore[misc]
+
+    def count(self, table: str, user_id: str | None = None) -> int:
+        if user_id is None:
+            return int(self.db.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+        q = f"SELECT count(*) FROM {table} WHERE user_id=?"
+        return int(self.db.execute(q, (user_id,)).fetchone()[0])
+
+
+class _Tx:
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def __enter__(self) -> sqlite3.Connection:
+        self.db.execute("BEGIN IMMEDIATE")
+        return self.db
+
+    def __exit__(self, exc_type: object, *_: object) -> None:
+        self.db.execute("ROLLBACK" if exc_type else "COMMIT")

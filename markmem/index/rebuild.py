@@ -1,0 +1,70 @@
+"""Rebuild the cache from the repo's working tree: raw logs and pages. ``markmem reindex``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import MalformedPage
+from ..store import raw
+from ..store.codec import Codec
+from ..store.pages import iter_page_files, read_page
+from .cache import Cache
+from .text import content_hash
+
+Progress = Callable[[str, int, int], None]  # (stage, done, total)
+
+
+@dataclass
+class RebuildReport:
+    pages: int = 0
+    claims: int = 0
+    raw: int = 0
+    problems: list[tuple[str, str]] = field(default_factory=list)
+
+
+def rebuild(root: Path, cache: Cache, codec: Codec, progress: Progress | None = None) -> RebuildReport:
+    report = RebuildReport()
+    cache.create()
+    files = list(raw.iter_files(root))
+    with cache.tx():
+        checkpoints: dict[str, dict[str, int]] = {}
+        for i, (uid, rel) in enumerate(files):
+            cp = checkpoints.setdefault(uid, raw.read_checkpoint(root, uid))
+            upto = cp.get(rel, 0)
+            compiled, pending = [], []
+            try:
+                for entry, _s, end in raw.read_range(root, rel, 0, None, codec, uid):
+                    (compiled if end <= upto else pending).append(entry)
+            except (ValueError, KeyError) as exc:
+                report.problems.append((rel, f"unreadable raw log: {exc}"))
+            cache.upsert_raw(compiled, compiled=True)
+            cache.upsert_raw(pending, compiled=False)
+            report.raw += len(compiled) + len(pending)
+            if progress:
+                progress("raw", i + 1, len(files))
+        pages = iter_page_files(root)
+        for i, rel in enumerate(pages):
+            _index_page(root, rel, cache, codec, report)
+            if progress and (i % 200 == 0 or i + 1 == len(pages)):
+                progress("pages", i + 1, len(pages))
+    return report
+
+
+def _index_page(root: Path, rel: str, cache: Cache, codec: Codec, report: RebuildReport) -> None:
+    try:
+        page = read_page(root, rel, codec)
+        if page.path != rel:
+            raise MalformedPage(rel, f"id {page.id!r} does not match the file's path")
+    except MalformedPage as exc:
+        report.problems.append((rel, exc.reason))
+        cache.set_problem(rel, exc.reason)
+        return
+    except (OSError, UnicodeDecodeError) as exc:
+        report.problems.append((rel, str(exc)))
+        cache.set_problem(rel, str(exc))
+        return
+    cache.upsert_page(page, content_hash(page.body))
+    report.pages += 1
+    report.claims += len(page.claims)

@@ -1,0 +1,162 @@
+"""Read-only views over the repo: get, list, history, review items, doctor, stats."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from .context import Context
+from .errors import InvalidInput, MalformedPage, NotFound
+from .ids import validate_page_id
+from .model import Claim, Commit, Page, RawEntry
+from .store import raw
+from .store.pages import page_path, parse_page, read_page
+from .store.repo import schema_version
+from .write import review
+
+_CLAIM_RE = re.compile(r"c-[0-9a-f]{10}")
+_RAW_RE = re.compile(r"r-[0-9a-f]{12}")
+
+
+def get(ctx: Context, ident: str) -> Page | Claim | RawEntry:
+    if not isinstance(ident, str):
+        raise InvalidInput("id must be text", field="id")
+    if _CLAIM_RE.fullmatch(ident):
+        rows = ctx.cache.rows("SELECT page_id FROM claims WHERE id=?", [ident])
+        if not rows:
+            raise NotFound("claim", ident)
+        page = load_page(ctx, rows[0]["page_id"])
+        for c in page.claims:
+            if c.id == ident:
+                return c
+        raise NotFound("claim", ident)
+    if _RAW_RE.fullmatch(ident):
+        rows = ctx.cache.rows("SELECT user_id, path FROM raw WHERE id=?", [ident])
+        if not rows:
+            raise NotFound("raw entry", ident)
+        for entry, _s, _e in raw.read_range(ctx.root, rows[0]["path"], 0, None, ctx.codec, rows[0]["user_id"]):
+            if entry.id == ident:
+                return entry
+        raise NotFound("raw entry", ident)
+    return load_page(ctx, validate_page_id(ident))
+
+
+def load_page(ctx: Context, page_id: str) -> Page:
+    rel = page_path(page_id)
+    if not (ctx.root / rel).exists():
+        raise NotFound("page", page_id)
+    return read_page(ctx.root, rel, ctx.codec)
+
+
+def get_all(ctx: Context, user_id: str, type: str | None, include_archived: bool) -> list[Page]:
+    sql = "SELECT id FROM pages WHERE user_id=?"
+    params: list[Any] = [user_id]
+    if type is not None:
+        sql += " AND type=?"
+        params.append(type)
+    if not include_archived:
+        sql += " AND archived=0"
+    return [load_page(ctx, r["id"]) for r in ctx.cache.rows(sql + " ORDER BY id", params)]
+
+
+def history(ctx: Context, ident: str, include_diff: bool) -> list[Commit]:
+    page_id = ident
+    if _CLAIM_RE.fullmatch(ident):
+        rows = ctx.cache.rows("SELECT page_id FROM claims WHERE id=?", [ident])
+        if not rows:
+            raise NotFound("claim", ident)
+        page_id = rows[0]["page_id"]
+    rel = page_path(validate_page_id(page_id))
+    out = ctx.git.run("log", "--follow", "--format=%x1e%H%x1f%aI%x1f%B", "--", rel)
+    commits: list[Commit] = []
+    for chunk in out.split("\x1e")[1:]:
+        sha, when, msg = chunk.split("\x1f", 2)
+        op = next((ln.split(":", 1)[1].strip() for ln in msg.splitlines() if ln.startswith("Markmem-Op:")), None)
+        diff = ctx.git.run("show", "--format=", sha, "--", rel) if include_diff else None
+        commits.append(Commit(sha, when, msg.strip(), op, diff, _claim_changes(ctx, sha, rel)))
+    if not commits and not (ctx.root / rel).exists():
+        raise NotFound("page", page_id)
+    return commits
+
+
+def _claims_at(ctx: Context, rev: str, rel: str) -> dict[str, Claim]:
+    text = ctx.git.run("show", f"{rev}:{rel}", check=False)
+    if not text:
+        return {}
+    user = rel.split("/")[2] if rel.startswith("wiki/u/") else None
+    try:
+        page = parse_page(ctx.codec.open_text(user, text) if user else text, rel)
+    except (MalformedPage, Exception):
+        return {}
+    return {c.id: c for c in page.claims}
+
+
+def _claim_changes(ctx: Context, sha: str, rel: str) -> tuple[dict[str, Any], ...]:
+    after = _claims_at(ctx, sha, rel)
+    before = _claims_at(ctx, sha + "^", rel)
+    changes: list[dict[str, Any]] = []
+    for cid, c in after.items():
+        old = before.get(cid)
+        if old is None:
+            kind = "edited_by_human" if c.provenance == "human_edited" else "added"
+            changes.append({"claim": cid, "change": kind, "supersedes": c.supersedes})
+        elif old.valid_until is None and c.valid_until is not None:
+            kind = "superseded" if c.superseded_by else "closed"
+            changes.append({"claim": cid, "change": kind, "valid_until": c.valid_until, "by": c.superseded_by})
+        elif old.sources != c.sources:
+            changes.append({"claim": cid, "change": "reinforced"})
+    changes += [{"claim": cid, "change": "removed"} for cid in before if cid not in after]
+    return tuple(changes)
+
+
+def review_items(ctx: Context, user_id: str | None) -> list[dict[str, Any]]:
+    return review.list_items(ctx.root, ctx.codec, user_id)
+
+
+def doctor(ctx: Context, worker_error: BaseException | None) -> dict[str, Any]:
+    problems = ctx.cache.rows("SELECT path, reason FROM problems ORDER BY path")
+    pages_on_disk = sum(1 for _ in (ctx.root / "wiki").rglob("*.md")) if (ctx.root / "wiki").exists() else 0
+    cached = ctx.cache.count("pages")
+    return {
+        "repo": str(ctx.root),
+        "schema": schema_version(),
+        "git_head": ctx.git.head(),
+        "cache": {"ok": ctx.cache.ok(), "pages": cached, "pages_on_disk": pages_on_disk,
+                  "in_sync": cached + len(problems) == pages_on_disk},
+        "pii_gate": ctx.scanner.name,
+        "injection_guard": ctx.detect_injection is not None,
+        "extractor": ctx.extractor.name,
+        "vectors": ctx.embedder.name if ctx.embedder else None,
+        "encryption": ctx.codec.name,
+        "queue_pending": ctx.queue.pending(),
+        "problems": [{"path": p["path"], "reason": p["reason"]} for p in problems],
+        "warnings": list(ctx.warnings) + ([f"background compile: {worker_error}"] if worker_error else []),
+    }
+
+
+def stats(ctx: Context) -> dict[str, Any]:
+    one = ctx.cache.rows
+    claims = one("SELECT count(*) AS n, sum(valid_until IS NULL) AS active FROM claims")[0]
+    commits = ctx.git.run("rev-list", "--count", "HEAD", check=False).strip()
+    return {
+        "users": one("SELECT count(DISTINCT user_id) AS n FROM raw")[0]["n"],
+        "raw_entries": ctx.cache.count("raw"),
+        "pages": ctx.cache.count("pages"),
+        "claims": claims["n"],
+        "active_claims": claims["active"] or 0,
+        "review_pending": len(review.list_items(ctx.root, ctx.codec)),
+        "queue_pending": ctx.queue.pending(),
+        "commits": int(commits or 0),
+        "git_bytes": _dir_size(ctx.root / ".git"),
+        **{k: v for k, v in sorted(ctx.stats.items())},
+    }
+
+
+def _dir_size(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, indent=2, default=str)

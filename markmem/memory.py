@@ -1,0 +1,169 @@
+"""Memory: the one facade. Shells (CLI, MCP, REST) and AsyncMemory call only this."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from pathlib import Path
+from typing import Any
+
+from . import edit, inspect
+from .config import Settings, parse_policy
+from .context import Context
+from .errors import MarkmemError
+from .ids import parse_time, validate_user_id
+from .index.rebuild import Progress, RebuildReport, rebuild
+from .model import AddResult, Claim, Commit, CompileReport, Hit, Pack, Page, RawEntry
+from .read import pack as packing
+from .read import search as searching
+from .setup import build_context
+from .write import pipeline
+
+log = logging.getLogger("markmem")
+
+
+class Memory:
+    """A memory repo: markdown + YAML in git, with a disposable SQLite cache.
+
+    >>> mem = Memory("chat-memory")
+    >>> mem.add("I prefer aisle seats", user_id="alice")
+    >>> mem.flush(); mem.search("seat", user_id="alice")
+    """
+
+    def __init__(self, repo_path: str | Path = ".", settings: Settings | None = None, **overrides: Any) -> None:
+        base = settings or Settings()
+        if "pii_policy" in overrides:
+            overrides["pii_policy"] = parse_policy(overrides["pii_policy"])
+        self.settings = base.with_(repo_path=Path(repo_path), **overrides)
+        self._ctx: Context = build_context(self.settings)
+        self.root = self._ctx.root
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._worker_error: BaseException | None = None
+        self._worker: threading.Thread | None = None
+        pipeline.recover(self._ctx)
+        if self.settings.background:
+            self._worker = threading.Thread(target=self._work, name="markmem-compile", daemon=True)
+            self._worker.start()
+            if self._ctx.queue.pending():
+                self._wake.set()
+
+    # -- lifecycle ------------------------------------------------------------------
+    def close(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._worker is not None:
+            self._worker.join(timeout=30)
+        self._ctx.cache.close()
+        self._ctx.queue.close()
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _work(self) -> None:
+        while not self._stop.is_set():
+            self._wake.wait(timeout=1.0)
+            self._wake.clear()
+            if self._stop.is_set():
+                return
+            try:
+                while not self._stop.is_set() and pipeline.compile_batch(self._ctx) is not None:
+                    pass
+                self._worker_error = None
+            except MarkmemError as exc:  # lock held elsewhere, git hiccup: retried on next wake
+                self._worker_error = exc
+                log.warning("background compile failed: %s", exc)
+            except Exception as exc:  # keep the worker alive; flush() re-raises
+                self._worker_error = exc
+                log.exception("background compile crashed")
+
+    # -- write ----------------------------------------------------------------------
+    def add(self, messages: Any, user_id: str, agent_id: str | None = None, run_id: str | None = None,
+            metadata: dict[str, Any] | None = None, occurred_at: Any = None) -> AddResult:
+        """Gate and durably store input; compilation happens in the background (see flush)."""
+        result = pipeline.accept(self._ctx, messages, user_id, agent_id=agent_id, run_id=run_id,
+                                 metadata=metadata, occurred_at=occurred_at)
+        self._wake.set()
+        return result
+
+    def flush(self) -> list[CompileReport]:
+        """Compile everything queued (by any process) and return the batch reports."""
+        reports = []
+        while (report := pipeline.compile_batch(self._ctx)) is not None:
+            reports.append(report)
+        return reports
+
+    # -- read -----------------------------------------------------------------------
+    def search(self, query: str, user_id: str, top_k: int = 5, as_of: Any = None, known_at: Any = None,
+               format: str = "json", explain: bool = False, budget: int | None = None) -> list[Hit] | Pack:
+        """Hybrid search within one user. ``format="context"`` returns a token-budgeted Pack."""
+        validate_user_id(user_id)
+        if not isinstance(query, str):
+            raise _bad("query must be text")
+        if format not in ("json", "context"):
+            raise _bad('format must be "json" or "context"')
+        if not isinstance(top_k, int) or not 1 <= top_k <= 1000:
+            raise _bad("top_k must be an integer between 1 and 1000")
+        t_valid = None if as_of is None else parse_time(as_of, field="as_of")
+        t_known = None if known_at is None else parse_time(known_at, field="known_at")
+        hits = searching.search(self._ctx, query, user_id, top_k, t_valid, t_known, explain)
+        if format == "json":
+            return hits
+        return packing.pack(self._ctx, user_id, hits, budget or self.settings.token_budget, t_valid, t_known)
+
+    def get(self, id: str) -> Page | Claim | RawEntry:
+        """A page (``u/alice/profile/lives-in``), a claim (``c-...``) or a raw entry (``r-...``)."""
+        return inspect.get(self._ctx, id)
+
+    def get_all(self, user_id: str, type: str | None = None, include_archived: bool = False) -> list[Page]:
+        return inspect.get_all(self._ctx, validate_user_id(user_id), type, include_archived)
+
+    def history(self, id: str, include_diff: bool = True) -> list[Commit]:
+        """Commits that touched a page (``git log --follow``), newest first."""
+        return inspect.history(self._ctx, id, include_diff)
+
+    def review(self, user_id: str | None = None) -> list[dict[str, Any]]:
+        """Pending review items (quarantined inputs, low-confidence facts)."""
+        return inspect.review_items(self._ctx, None if user_id is None else validate_user_id(user_id))
+
+    # -- edit -----------------------------------------------------------------------
+    def update(self, id: str, text: str) -> Claim:
+        """Record a human correction: a ``human_edited`` claim that supersedes the old one."""
+        return edit.update(self._ctx, id, text)
+
+    def delete(self, id: str, hard: bool = False) -> str | None:
+        """Archive (soft) or remove (hard) a page or claim; one commit. Returns the commit sha."""
+        return edit.delete(self._ctx, id, hard)
+
+    # -- maintenance ----------------------------------------------------------------
+    def reindex(self, progress: Progress | None = None) -> RebuildReport:
+        """Rebuild the SQLite cache from the repo (markdown and raw logs are the truth)."""
+        with self._ctx.write_lock.held():
+            report = rebuild(self.root, self._ctx.cache, self._ctx.codec, progress)
+            head = self._ctx.git.head()
+            if head:
+                self._ctx.cache.set_meta("head", head)
+        return report
+
+    def doctor(self) -> dict[str, Any]:
+        return inspect.doctor(self._ctx, self._worker_error)
+
+    def stats(self) -> dict[str, Any]:
+        return inspect.stats(self._ctx)
+
+    @property
+    def context(self) -> Context:
+        """The open repo's parts, for the erase/lifecycle layers and tests."""
+        return self._ctx
+
+
+def _bad(message: str) -> MarkmemError:
+    from .errors import InvalidInput
+
+    return InvalidInput(message)
+
+
+__all__ = ["Memory"]

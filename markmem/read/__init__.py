@@ -1,0 +1,1 @@
+"""The read path: lanes (fts, vectors) -> fuse -> pack."""

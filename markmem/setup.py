@@ -1,0 +1,159 @@
+"""Build a :class:`Context` from Settings: open or initialise the repo, pick adapters, sync the cache.
+
+Every fallback (no Presidio -> regex gate, no vector model -> BM25 only, no LLM -> heuristic) is
+recorded in ``ctx.warnings`` for ``doctor`` and logged once.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from .config import Settings
+from .context import Context
+from .errors import MalformedPage, MarkmemError, RepoError
+from .index.cache import Cache
+from .index.rebuild import rebuild
+from .index.text import content_hash
+from .ports import Embedder, Extractor, PiiScanner
+from .store import raw
+from .store.codec import Codec, PlainCodec
+from .store.git import Git
+from .store.lock import FileLock
+from .store.pages import read_page
+from .store.repo import init_repo, read_repo_config
+from .write.extract import HeuristicExtractor
+from .write.queue import Queue
+
+log = logging.getLogger("markmem")
+
+
+def build_context(settings: Settings) -> Context:
+    root = Path(settings.repo_path).resolve()
+    if root.exists() and not root.is_dir():
+        raise RepoError(f"{root} is not a directory")
+    git = Git(root, (settings.author_name, settings.author_email))
+    init_repo(root, git, encryption=settings.encryption)
+    warnings: list[str] = []
+    codec = _codec(root, settings)
+    scanner = _scanner(settings, warnings)
+    ctx = Context(
+        settings=settings, root=root, git=git, codec=codec,
+        cache=Cache(root / ".markmem" / "cache" / "index.db"),
+        queue=Queue(root / ".markmem" / "state.db"),
+        write_lock=FileLock(root / ".markmem" / "write.lock", settings.lock_timeout),
+        append_lock=FileLock(root / ".markmem" / "append.lock", settings.lock_timeout),
+        scanner=scanner, extractor=_extractor(settings, warnings),
+        detect_injection=_injection_guard(warnings), embedder=_embedder(settings, warnings),
+        warnings=warnings,
+    )
+    for w in warnings:
+        log.warning("markmem: %s", w)
+    sync_cache(ctx)
+    return ctx
+
+
+def _codec(root: Path, settings: Settings) -> Codec:
+    mode = read_repo_config(root).get("encryption", "none")
+    if mode == "none":
+        if settings.encryption:
+            raise RepoError("this repo was created without encryption; enabling it needs an explicit migration")
+        return PlainCodec()
+    try:
+        from .erase.crypto import AesCodec
+    except ImportError as exc:
+        raise RepoError(f"repo is encrypted ({mode}) but the crypto layer is unavailable: {exc}") from None
+    return AesCodec(root / ".markmem" / "keys", settings.master_key)  # type: ignore[return-value]
+
+
+def _scanner(settings: Settings, warnings: list[str]) -> PiiScanner:
+    try:
+        from .adapters.presidio import load_scanner
+    except ImportError as exc:
+        if settings.pii_engine == "presidio":
+            raise MarkmemError(f"Presidio gate requested but unavailable: {exc}") from None
+        from .write.regex_pii import RegexScanner
+
+        if settings.pii_engine != "regex":
+            warnings.append("Presidio adapter unavailable: using the regex PII gate")
+        return RegexScanner()
+    scanner, warning = load_scanner(settings.pii_engine, settings.spacy_model)
+    if warning:
+        warnings.append(warning)
+    return scanner
+
+
+def _extractor(settings: Settings, warnings: list[str]) -> Extractor:
+    heuristic = HeuristicExtractor()
+    if settings.extractor == "heuristic":
+        return heuristic
+    try:
+        from .adapters.llm import build_extractor
+
+        return build_extractor(settings.extractor, settings.llm_model, heuristic, settings.llm_timeout)
+    except (ImportError, MarkmemError) as exc:
+        warnings.append(f"LLM extractor {settings.extractor!r} unavailable ({exc}): using the heuristic extractor")
+        return heuristic
+
+
+def _injection_guard(warnings: list[str]):  # type: ignore[no-untyped-def]
+    try:
+        from .write.injection import detect_injection
+    except ImportError:
+        warnings.append("injection guard unavailable")
+        return None
+    return detect_injection
+
+
+def _embedder(settings: Settings, warnings: list[str]) -> Embedder | None:
+    if settings.vector_model is None:
+        return None
+    try:
+        from .adapters.vectors import load_embedder
+
+        return load_embedder(settings.vector_model)
+    except (ImportError, MarkmemError, OSError) as exc:
+        warnings.append(f"vector tier unavailable ({exc}): search falls back to BM25 only")
+        return None
+
+
+def sync_cache(ctx: Context) -> None:
+    """Rebuild a missing/corrupt/old cache; catch up with commits made outside this process."""
+    head = ctx.git.head()
+    if not ctx.cache.ok():
+        rebuild(ctx.root, ctx.cache, ctx.codec)
+        if head:
+            ctx.cache.set_meta("head", head)
+        return
+    seen = ctx.cache.get_meta("head")
+    if head is None or seen == head:
+        return
+    changed = ctx.git.changed_since(seen) if seen else None
+    if changed is None:
+        rebuild(ctx.root, ctx.cache, ctx.codec)
+    else:
+        _apply_changes(ctx, changed)
+    ctx.cache.set_meta("head", head)
+
+
+def _apply_changes(ctx: Context, paths: list[str]) -> None:
+    with ctx.cache.tx():
+        for rel in paths:
+            full = ctx.root / rel
+            if rel.startswith("wiki/") and rel.endswith(".md"):
+                page_id = rel[5:-3]
+                if not full.exists():
+                    ctx.cache.delete_page(page_id)
+                    continue
+                try:
+                    page = read_page(ctx.root, rel, ctx.codec)
+                except MalformedPage as exc:
+                    ctx.cache.set_problem(rel, exc.reason)
+                    continue
+                ctx.cache.set_problem(rel, None)
+                ctx.cache.upsert_page(page, content_hash(page.body))
+            elif rel.startswith("raw/u/") and rel.endswith(".jsonl") and full.exists():
+                uid = rel.split("/")[2]
+                upto = raw.read_checkpoint(ctx.root, uid).get(rel, 0)
+                for entry, _s, end in raw.read_range(ctx.root, rel, 0, None, ctx.codec, uid):
+                    ctx.cache.upsert_raw([entry], compiled=end <= upto)

@@ -1,0 +1,200 @@
+"""Pages: markdown with YAML frontmatter holding the claim ledger. Parse, render, write.
+
+The prose under the frontmatter is generated from the ledger (:func:`render_body`);
+``lint`` reports drift when a human edits one without the other.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..errors import MalformedPage
+from ..model import Claim, Page
+
+try:
+    _Loader: Any = yaml.CSafeLoader
+    _Dumper: Any = yaml.CSafeDumper
+except AttributeError:  # pragma: no cover - libyaml missing
+    _Loader, _Dumper = yaml.SafeLoader, yaml.SafeDumper
+
+_PAGE_KEYS = ("id", "type", "user_id", "title", "created", "updated", "pinned", "archived", "claims")
+_CLAIM_OPTIONAL = ("closed_at", "supersedes", "superseded_by")
+
+
+def claim_to_dict(c: Claim) -> dict[str, Any]:
+    d: dict[str, Any] = {
+        "id": c.id,
+        "subject": c.subject,
+        "predicate": c.predicate,
+        "value": c.value,
+        "text": c.text,
+        "provenance": c.provenance,
+        "confidence": round(float(c.confidence), 4),
+        "valid_from": c.valid_from,
+        "valid_until": c.valid_until,
+        "recorded_at": c.recorded_at,
+    }
+    for key in _CLAIM_OPTIONAL:
+        if getattr(c, key) is not None:
+            d[key] = getattr(c, key)
+    d["sources"] = list(c.sources)
+    if c.metadata:
+        d["metadata"] = dict(c.metadata)
+    return d
+
+
+def claim_from_dict(d: dict[str, Any]) -> Claim:
+    def opt(key: str) -> str | None:
+        v = d.get(key)
+        return None if v is None else str(v)
+
+    return Claim(
+        id=str(d["id"]),
+        subject=str(d.get("subject", "")),
+        predicate=str(d.get("predicate", "")),
+        value=str(d.get("value", "")),
+        text=str(d.get("text", "")),
+        provenance=str(d.get("provenance", "user_stated")),
+        confidence=float(d.get("confidence", 0.8)),
+        valid_from=opt("valid_from"),
+        valid_until=opt("valid_until"),
+        recorded_at=opt("recorded_at"),
+        closed_at=opt("closed_at"),
+        supersedes=opt("supersedes"),
+        superseded_by=opt("superseded_by"),
+        sources=tuple(str(s) for s in d.get("sources") or ()),
+        metadata=dict(d.get("metadata") or {}),
+    )
+
+
+def render_body(page: Page) -> str:
+    lines = [f"# {page.title}", ""]
+    active = [c for c in page.claims if c.active]
+    closed = [c for c in page.claims if not c.active]
+    lines += [f"- {_one_line(c.text)} ^{c.id}" for c in active] or ["_(no active claims)_"]
+    if closed:
+        lines += ["", "## Superseded"]
+        for c in closed:
+            span = f"{(c.valid_from or '?')[:10]} → {(c.valid_until or '?')[:10]}"
+            why = f", replaced by {c.superseded_by}" if c.superseded_by else ""
+            lines.append(f"- ~~{_one_line(c.text)}~~ ({span}{why}) ^{c.id}")
+    return "\n".join(lines) + "\n"
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def dump_page(page: Page) -> str:
+    meta: dict[str, Any] = {
+        "id": page.id,
+        "type": page.type,
+        "user_id": page.user_id,
+        "title": page.title,
+        "created": page.created,
+        "updated": page.updated,
+        "pinned": page.pinned,
+    }
+    if page.archived:
+        meta["archived"] = True
+    meta.update(page.extra)
+    meta["claims"] = [claim_to_dict(c) for c in page.claims]
+    head = yaml.dump(meta, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=10_000)
+    return f"---\n{head}---\n{page.body or render_body(page)}"
+
+
+def split_frontmatter(text: str, path: str) -> tuple[dict[str, Any], str]:
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    text = text.replace("\r\n", "\n")
+    if not text.startswith("---\n"):
+        raise MalformedPage(path, "no YAML frontmatter (file must start with '---')")
+    end = text.find("\n---\n", 3)
+    if end < 0:
+        if text.endswith("\n---"):
+            end = len(text) - 4
+        else:
+            raise MalformedPage(path, "frontmatter is not closed by '---'")
+    try:
+        meta = yaml.load(text[4:end], Loader=_Loader)
+    except yaml.YAMLError as exc:
+        raise MalformedPage(path, f"invalid YAML: {str(exc).splitlines()[0]}") from None
+    if not isinstance(meta, dict):
+        raise MalformedPage(path, "frontmatter is not a mapping")
+    return meta, text[end + 5 :]
+
+
+def parse_page(text: str, path: str) -> Page:
+    meta, body = split_frontmatter(text, path)
+    try:
+        claims = tuple(claim_from_dict(c) for c in meta.get("claims") or ())
+        return Page(
+            id=str(meta["id"]),
+            type=str(meta.get("type", "fact")),
+            user_id=None if meta.get("user_id") is None else str(meta["user_id"]),
+            title=str(meta.get("title", meta["id"])),
+            created=str(meta.get("created", "")),
+            updated=str(meta.get("updated", "")),
+            claims=claims,
+            body=body,
+            pinned=bool(meta.get("pinned", False)),
+            archived=bool(meta.get("archived", False)),
+            extra={k: v for k, v in meta.items() if k not in _PAGE_KEYS},
+        )
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise MalformedPage(path, f"bad field: {exc}") from None
+
+
+def atomic_write(path: Path, text: str, *, sync: bool = True) -> None:
+    """Write via a temp file + rename so a reader never sees half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+            if sync:
+                fh.flush()
+                os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def page_path(page_id: str) -> str:
+    return f"wiki/{page_id}.md"
+
+
+def user_of_path(rel: str) -> str | None:
+    parts = rel.split("/")
+    return parts[2] if len(parts) > 3 and parts[1] == "u" else None
+
+
+def read_page(root: Path, rel: str, codec: Any) -> Page:
+    """Read and parse one page file (``codec`` opens sealed content)."""
+    text = (root / rel).read_text("utf-8")
+    user = user_of_path(rel)
+    if user is not None:
+        text = codec.open_text(user, text)
+    return parse_page(text, rel)
+
+
+def write_page(root: Path, page: Page, codec: Any, *, sync: bool = True) -> str:
+    text = dump_page(page)
+    if page.user_id is not None:
+        text = codec.seal_text(page.user_id, text)
+    atomic_write(root / page.path, text, sync=sync)
+    return text
+
+
+def iter_page_files(root: Path, user_id: str | None = None) -> list[str]:
+    base = root / "wiki" / ("u/" + user_id if user_id else "")
+    if not base.exists():
+        return []
+    return sorted(p.relative_to(root).as_posix() for p in base.rglob("*.md") if not p.name.startswith("."))

@@ -1,0 +1,168 @@
+"""The raw log: ``raw/u/<user>/<YYYY>/<MM>/<DD>.jsonl``, append-only, one JSON object a line.
+
+``append`` returns only after the bytes are fsynced. A torn last line (a crash mid-append,
+so never acknowledged) is cut off before the next append and ignored by readers.
+Per-user ``checkpoint.json`` records how far each file has been compiled (byte offsets).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..model import RawEntry
+from .codec import Codec
+
+CHECKPOINT = "checkpoint.json"
+
+
+@dataclass(frozen=True)
+class Located:
+    """A raw line's place: file (repo-relative) and byte range."""
+
+    path: str
+    start: int
+    end: int
+    raw_id: str
+    user_id: str
+
+
+def raw_path(user_id: str, recorded_at: str) -> str:
+    y, m, d = recorded_at[:4], recorded_at[5:7], recorded_at[8:10]
+    return f"raw/u/{user_id}/{y}/{m}/{d}.jsonl"
+
+
+def entry_from_json(data: dict[str, Any], path: str) -> RawEntry:
+    return RawEntry(
+        id=data["id"],
+        user_id=data["user_id"],
+        role=data.get("role", "user"),
+        content=data.get("content", ""),
+        recorded_at=data["recorded_at"],
+        occurred_at=data.get("occurred_at"),
+        speaker=data.get("speaker"),
+        agent_id=data.get("agent_id"),
+        run_id=data.get("run_id"),
+        metadata=data.get("metadata") or {},
+        pii=tuple(data.get("pii") or ()),
+        quarantined=data.get("quarantined"),
+        path=path,
+    )
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def append(root: Path, entries: Sequence[RawEntry], codec: Codec, *, sync: bool = True) -> list[Located]:
+    """Append entries (all of one user) grouped by file; caller holds the append lock."""
+    out: list[Located] = []
+    by_file: dict[str, list[RawEntry]] = {}
+    for e in entries:
+        by_file.setdefault(raw_path(e.user_id, e.recorded_at), []).append(e)
+    for rel, group in by_file.items():
+        full = root / rel
+        created = not full.exists()
+        if created:
+            full.parent.mkdir(parents=True, exist_ok=True)
+        with open(full, "ab+") as fh:
+            size = fh.seek(0, os.SEEK_END)
+            if size:
+                fh.seek(size - 1)
+                if fh.read(1) != b"\n":  # torn tail from a crash: never acknowledged
+                    size = _last_newline(fh, size)
+                    fh.truncate(size)
+            pos = size
+            chunks = []
+            for e in group:
+                line = json.dumps(codec.seal_entry(e.user_id, e.to_json()), ensure_ascii=False)
+                data = (line + "\n").encode("utf-8")
+                chunks.append(data)
+                out.append(Located(rel, pos, pos + len(data), e.id, e.user_id))
+                pos += len(data)
+            fh.seek(size)
+            fh.write(b"".join(chunks))
+            fh.flush()
+            if sync:
+                os.fsync(fh.fileno())
+        if created and sync:
+            _fsync_dir(full.parent)
+    return out
+
+
+def _last_newline(fh: Any, size: int) -> int:
+    step = 4096
+    pos = size
+    while pos > 0:
+        start = max(0, pos - step)
+        fh.seek(start)
+        chunk = fh.read(pos - start)
+        idx = chunk.rfind(b"\n")
+        if idx >= 0:
+            return start + idx + 1
+        pos = start
+    return 0
+
+
+def read_range(root: Path, rel: str, start: int, end: int | None, codec: Codec, user_id: str) -> Iterator[tuple[RawEntry, int, int]]:
+    """Yield (entry, start, end) for complete lines in [start, end)."""
+    with open(root / rel, "rb") as fh:
+        fh.seek(start)
+        data = fh.read() if end is None else fh.read(end - start)
+    pos = start
+    for line in data.split(b"\n")[:-1]:  # the last piece is a torn tail or empty
+        line_end = pos + len(line) + 1
+        if line.strip():
+            stored = json.loads(line)
+            yield entry_from_json(codec.open_entry(user_id, stored), rel), pos, line_end
+        pos = line_end
+
+
+def iter_files(root: Path, user_id: str | None = None) -> Iterator[tuple[str, str]]:
+    """Yield (user_id, repo-relative path) of every raw file, sorted."""
+    base = root / "raw" / "u"
+    users = [user_id] if user_id else sorted(p.name for p in base.iterdir()) if base.exists() else []
+    for uid in users:
+        udir = base / uid
+        if not udir.is_dir():
+            continue
+        for path in sorted(udir.rglob("*.jsonl")):
+            yield uid, path.relative_to(root).as_posix()
+
+
+def iter_entries(root: Path, codec: Codec, user_id: str | None = None) -> Iterator[RawEntry]:
+    for uid, rel in iter_files(root, user_id):
+        for entry, _s, _e in read_range(root, rel, 0, None, codec, uid):
+            yield entry
+
+
+def checkpoint_path(user_id: str) -> str:
+    return f"raw/u/{user_id}/{CHECKPOINT}"
+
+
+def read_checkpoint(root: Path, user_id: str) -> dict[str, int]:
+    path = root / checkpoint_path(user_id)
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text("utf-8"))
+        return {str(k): int(v) for k, v in data.get("compiled", {}).items()}
+    except (ValueError, AttributeError):
+        return {}  # a damaged checkpoint only means re-compiling, which is idempotent
+
+
+def write_checkpoint(root: Path, user_id: str, offsets: dict[str, int]) -> str:
+    from .pages import atomic_write
+
+    rel = checkpoint_path(user_id)
+    text = json.dumps({"compiled": dict(sorted(offsets.items()))}, indent=1) + "\n"
+    atomic_write(root / rel, text)
+    return rel

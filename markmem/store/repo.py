@@ -1,0 +1,95 @@
+"""The memory repo's layout and initialisation.
+
+    raw/u/<user>/<YYYY>/<MM>/<DD>.jsonl   append-only inputs (+ checkpoint.json)
+    wiki/u/<user>/<type>/<slug>.md         compiled pages; wiki/u/<user>/review/<id>.yaml pending review
+    .markmem/ops/<YYYY-MM>.jsonl           operations log and tombstones (committed)
+    .markmem/config.yaml                   repo-level settings chosen at init (committed)
+    .markmem/state.db, cache/, keys/, *.lock   local only (git-ignored)
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..errors import RepoError
+from .git import Git, message
+from .pages import atomic_write
+
+GITIGNORE = """\
+# markmem: local state, rebuildable or secret; never committed
+.markmem/cache/
+.markmem/keys/
+.markmem/state.db*
+.markmem/*.lock
+.markmem/tmp/
+"""
+SCHEMA_FILE = ".markmem-schema"
+CONFIG_FILE = ".markmem/config.yaml"
+
+
+def schema_text() -> str:
+    return resources.files("markmem").joinpath("schema.yaml").read_text("utf-8")
+
+
+def schema_version() -> int:
+    return int(yaml.safe_load(schema_text())["version"])
+
+
+def read_repo_config(root: Path) -> dict[str, Any]:
+    path = root / CONFIG_FILE
+    if not path.exists():
+        return {}
+    data = yaml.safe_load(path.read_text("utf-8")) or {}
+    if not isinstance(data, dict):
+        raise RepoError(f"{CONFIG_FILE} is not a mapping")
+    return data
+
+
+def init_repo(root: Path, git: Git, *, encryption: bool = False) -> bool:
+    """Create the layout if missing. Returns True when it made the initial commit."""
+    root.mkdir(parents=True, exist_ok=True)
+    if not git.is_repo():
+        git.init()
+    (root / ".markmem").mkdir(exist_ok=True)
+    created: list[str] = []
+    if not (root / SCHEMA_FILE).exists():
+        atomic_write(root / SCHEMA_FILE, schema_text())
+        created.append(SCHEMA_FILE)
+    gi = root / ".gitignore"
+    existing = gi.read_text("utf-8") if gi.exists() else ""
+    if ".markmem/cache/" not in existing:
+        atomic_write(gi, existing + ("\n" if existing and not existing.endswith("\n") else "") + GITIGNORE)
+        created.append(".gitignore")
+    if not (root / CONFIG_FILE).exists():
+        cfg = {"schema": schema_version(), "encryption": "aes-256-gcm" if encryption else "none"}
+        atomic_write(root / CONFIG_FILE, yaml.safe_dump(cfg, sort_keys=False))
+        created.append(CONFIG_FILE)
+    if not created:
+        return False
+    trailers = {"Markmem-Op": "init", "Markmem-Schema": str(schema_version())}
+    return git.commit(created, message("markmem: initialise memory repo", trailers)) is not None
+
+
+def append_op(root: Path, record: dict[str, Any]) -> str:
+    """Append one operation record (no PII: ids, counts, hashes only). Returns its path."""
+    when = str(record.get("at", ""))
+    rel = f".markmem/ops/{when[:7] or 'undated'}.jsonl"
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(record, sort_keys=True) + "\n")
+    return rel
+
+
+def iter_ops(root: Path) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for path in sorted((root / ".markmem" / "ops").glob("*.jsonl")):
+        for line in path.read_text("utf-8").splitlines():
+            if line.strip():
+                out.append(json.loads(line))
+    return out

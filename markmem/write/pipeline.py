@@ -1,0 +1,204 @@
+"""The write path, stage by stage. Only this module calls the stages, in this order.
+
+accept():   messages -> gate (PII, injection) -> raw append (fsync) -> queue row -> cache row
+compile():  queue -> read raw -> extract -> resolve -> pages + review items -> ONE commit -> cache
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from ..context import Context
+from ..errors import MalformedPage
+from ..ids import new_batch_id, new_raw_id, now, parse_time, validate_user_id
+from ..model import AddResult, CompileReport, Page, RawEntry
+from ..ports import Extraction
+from ..store import raw
+from ..store.git import message
+from ..store.pages import page_path, read_page, write_page
+from ..index.text import content_hash
+from . import review
+from .extract import HeuristicExtractor
+from .gate import run_gates
+from .messages import to_turns
+from .queue import recover as recover_queue
+from .resolve import resolve
+
+log = logging.getLogger("markmem")
+
+
+def accept(
+    ctx: Context,
+    messages: object,
+    user_id: str,
+    *,
+    agent_id: str | None = None,
+    run_id: str | None = None,
+    metadata: dict[str, Any] | None = None,
+    occurred_at: object = None,
+) -> AddResult:
+    """Gate, then append durably. Returns only after the raw bytes are fsynced."""
+    validate_user_id(user_id)
+    turns = to_turns(messages, max_bytes=ctx.settings.max_input_bytes)
+    when = None if occurred_at is None else parse_time(occurred_at, field="occurred_at")
+    meta = _check_metadata(metadata)
+    gated = run_gates([t.content for t in turns], ctx.scanner, ctx.settings.pii_policy, ctx.detect_injection)
+    stamp = now()
+    entries = [
+        RawEntry(
+            id=new_raw_id(), user_id=user_id, role=t.role, content=g.text, recorded_at=stamp,
+            occurred_at=when, speaker=t.speaker, agent_id=agent_id, run_id=run_id, metadata=meta,
+            pii=g.entities, quarantined=g.quarantined,
+        )
+        for t, g in zip(turns, gated, strict=True)
+    ]
+    with ctx.append_lock.held():
+        located = raw.append(ctx.root, entries, ctx.codec)
+        ctx.queue.enqueue(located)
+    by_id = {loc.raw_id: loc.path for loc in located}
+    entries = [_with_path(e, by_id[e.id]) for e in entries]
+    ctx.cache.upsert_raw(entries)  # read-your-writes: raw turns are searchable at once
+    return AddResult(
+        ids=tuple(e.id for e in entries),
+        user_id=user_id,
+        pii=tuple(sorted({x for e in entries for x in e.pii})),
+        quarantined=tuple(e.id for e in entries if e.quarantined),
+    )
+
+
+def _with_path(e: RawEntry, path: str) -> RawEntry:
+    from dataclasses import replace
+
+    return replace(e, path=path)
+
+
+def _check_metadata(metadata: object) -> dict[str, Any]:
+    import json
+
+    from ..errors import InvalidInput
+
+    if metadata is None:
+        return {}
+    if not isinstance(metadata, dict):
+        raise InvalidInput("metadata must be a mapping", field="metadata")
+    try:
+        json.dumps(metadata)
+    except (TypeError, ValueError):
+        raise InvalidInput("metadata must be JSON-serialisable", field="metadata") from None
+    return dict(metadata)
+
+
+def recover(ctx: Context) -> int:
+    """Finish what a crash interrupted: commit a written-but-uncommitted batch, re-enqueue raw."""
+    with ctx.write_lock.held():
+        dirty = [p for p in ctx.git.dirty_paths(["wiki", ".markmem/ops"]) if not p.endswith(".tmp")]
+        if dirty:
+            dirty += ctx.git.dirty_paths(["raw"])
+            ctx.git.commit(dirty, message("markmem: recover an interrupted operation", {"Markmem-Op": "recover"}))
+        return recover_queue(ctx.root, ctx.queue, ctx.codec)
+
+
+def compile_batch(ctx: Context) -> CompileReport | None:
+    """Compile up to ``batch_size`` queued entries into ONE commit. None when the queue is empty."""
+    with ctx.write_lock.held():
+        rows = ctx.queue.take(ctx.settings.batch_size)
+        if not rows:
+            return None
+        entries, offsets, stale = _load_entries(ctx, rows)
+        batch = new_batch_id()
+        stamp = now()
+        extraction = _extract(ctx, entries)
+        res = resolve(extraction.candidates, {e.id: e for e in entries}, _loader(ctx), stamp, ctx.settings.review_below)
+        paths = _write(ctx, res.pages, entries, res.review, stamp)
+        users = sorted({e.user_id for e in entries})
+        for uid in users:
+            cp = raw.read_checkpoint(ctx.root, uid)
+            cp.update({p: max(cp.get(p, 0), end) for (u, p), end in offsets.items() if u == uid})
+            paths.append(raw.write_checkpoint(ctx.root, uid, cp))
+        paths += sorted({e.path for e in entries})
+        trailers = {
+            "Markmem-Op": "compile", "Markmem-Batch": batch, "Markmem-Users": ",".join(users),
+            "Markmem-Entries": str(len(entries)), "Markmem-Claims": f"+{res.added} -{res.closed} ={res.reinforced}",
+            "Markmem-Extractor": ctx.extractor.name + (" (fallback: heuristic)" if extraction.flagged else ""),
+        }
+        subject = f"markmem: compile {len(entries)} entries ({res.added} claims added, {res.closed} closed)"
+        sha = ctx.git.commit(paths, message(subject, trailers)) if entries or stale else None
+        with ctx.cache.tx():
+            for page in res.pages.values():
+                ctx.cache.upsert_page(page, content_hash(page.body))
+            ctx.cache.mark_compiled([e.id for e in entries])
+            if sha:
+                ctx.cache.set_meta("head", sha)
+        ctx.queue.done([r.raw_id for r in rows])
+        _account(ctx, extraction, len(entries))
+        return CompileReport(batch, len(entries), res.added, res.closed, res.reinforced,
+                             len(res.review) + sum(1 for e in entries if e.quarantined),
+                             sha, ctx.extractor.name, extraction.flagged)
+
+
+def _load_entries(ctx: Context, rows: Sequence[raw.Located]) -> tuple[list[RawEntry], dict[tuple[str, str], int], int]:
+    entries: list[RawEntry] = []
+    offsets: dict[tuple[str, str], int] = {}
+    checkpoints: dict[str, dict[str, int]] = {}
+    stale = 0
+    for row in rows:
+        cp = checkpoints.setdefault(row.user_id, raw.read_checkpoint(ctx.root, row.user_id))
+        if row.end <= cp.get(row.path, 0) or not (ctx.root / row.path).exists():
+            stale += 1  # compiled before a crash, or erased since
+            continue
+        for entry, _s, end in raw.read_range(ctx.root, row.path, row.start, row.end, ctx.codec, row.user_id):
+            if entry.id == row.raw_id:
+                entries.append(entry)
+                key = (row.user_id, row.path)
+                offsets[key] = max(offsets.get(key, 0), end)
+    return entries, offsets, stale
+
+
+def _extract(ctx: Context, entries: list[RawEntry]) -> Extraction:
+    todo = [e for e in entries if not e.quarantined]
+    if not todo:
+        return Extraction([])
+    try:
+        return ctx.extractor.extract(todo)
+    except Exception as exc:  # an adapter bug must not stall the queue: fall back, flag, go on
+        log.warning("extractor %s failed (%s); using the heuristic extractor", ctx.extractor.name, type(exc).__name__)
+        result = HeuristicExtractor().extract(todo)
+        result.flagged = True
+        return result
+
+
+def _loader(ctx: Context):  # type: ignore[no-untyped-def]
+    def load(page_id: str) -> Page | None:
+        rel = page_path(page_id)
+        if not (ctx.root / rel).exists():
+            return None
+        try:
+            return read_page(ctx.root, rel, ctx.codec)
+        except MalformedPage:
+            log.warning("page %s is malformed; its new facts go to review", rel)
+            raise
+
+    return load
+
+
+def _write(ctx: Context, pages: dict[str, Page], entries: list[RawEntry], items: list[Any], stamp: str) -> list[str]:
+    paths: list[str] = []
+    for page in pages.values():
+        write_page(ctx.root, page, ctx.codec, sync=False)
+        paths.append(page.path)
+    for entry in entries:
+        if entry.quarantined:
+            paths.append(review.write_item(ctx.root, review.quarantine_item(entry, stamp), ctx.codec))
+    for cand, entry in items:
+        paths.append(review.write_item(ctx.root, review.low_confidence_item(cand, entry, stamp), ctx.codec))
+    return paths
+
+
+def _account(ctx: Context, extraction: Extraction, n: int) -> None:
+    s = ctx.stats
+    s["compiled_entries"] = s.get("compiled_entries", 0) + n
+    s["llm_tokens_in"] = s.get("llm_tokens_in", 0) + extraction.tokens_in
+    s["llm_tokens_out"] = s.get("llm_tokens_out", 0) + extraction.tokens_out
+    s["extractor_fallbacks"] = s.get("extractor_fallbacks", 0) + int(extraction.flagged)

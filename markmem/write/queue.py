@@ -1,0 +1,95 @@
+"""The compile queue in ``.markmem/state.db`` (local, not committed, recoverable from raw/).
+
+A row names a raw line by file and byte range. Losing the database loses nothing:
+:func:`recover` re-enqueues every raw line past the per-user compile checkpoint.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..store import raw
+from ..store.codec import Codec
+from ..store.raw import Located
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS queue (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  raw_id TEXT NOT NULL UNIQUE,
+  user_id TEXT NOT NULL,
+  path TEXT NOT NULL,
+  start INTEGER NOT NULL,
+  "end" INTEGER NOT NULL
+);
+"""
+
+
+class Queue:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._local = threading.local()
+
+    def _db(self) -> sqlite3.Connection:
+        db = getattr(self._local, "db", None)
+        if db is None or not self.path.exists():
+            if db is not None:
+                db.close()
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(self.path, timeout=60, isolation_level=None, check_same_thread=False)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.executescript(_SCHEMA)
+            self._local.db = db
+        return db
+
+    def close(self) -> None:
+        db = getattr(self._local, "db", None)
+        if db is not None:
+            db.close()
+            self._local.db = None
+
+    def enqueue(self, located: Sequence[Located]) -> None:
+        rows = [(loc.raw_id, loc.user_id, loc.path, loc.start, loc.end) for loc in located]
+        self._db().executemany(
+            'INSERT OR IGNORE INTO queue(raw_id, user_id, path, start, "end") VALUES (?,?,?,?,?)', rows
+        )
+
+    def take(self, limit: int) -> list[Located]:
+        cur = self._db().execute(
+            'SELECT path, start, "end", raw_id, user_id FROM queue ORDER BY seq LIMIT ?', (limit,)
+        )
+        return [Located(*row) for row in cur.fetchall()]
+
+    def done(self, raw_ids: Sequence[str]) -> None:
+        db = self._db()
+        db.execute("BEGIN IMMEDIATE")
+        db.executemany("DELETE FROM queue WHERE raw_id = ?", [(r,) for r in raw_ids])
+        db.execute("COMMIT")
+
+    def drop_user(self, user_id: str) -> int:
+        return self._db().execute("DELETE FROM queue WHERE user_id = ?", (user_id,)).rowcount
+
+    def pending(self, user_id: str | None = None) -> int:
+        if user_id is None:
+            return int(self._db().execute("SELECT count(*) FROM queue").fetchone()[0])
+        q = "SELECT count(*) FROM queue WHERE user_id = ?"
+        return int(self._db().execute(q, (user_id,)).fetchone()[0])
+
+
+def recover(root: Path, queue: Queue, codec: Codec) -> int:
+    """Enqueue raw lines past each user's checkpoint. Caller holds the writer lock."""
+    found: list[Located] = []
+    checkpoints: dict[str, dict[str, int]] = {}
+    for uid, rel in raw.iter_files(root):
+        cp = checkpoints.setdefault(uid, raw.read_checkpoint(root, uid))
+        start = cp.get(rel, 0)
+        if (root / rel).stat().st_size <= start:
+            continue
+        for entry, s, e in raw.read_range(root, rel, start, None, codec, uid):
+            found.append(Located(rel, s, e, entry.id, uid))
+    if found:
+        queue.enqueue(found)
+    return len(found)

@@ -1,0 +1,139 @@
+"""The fallback PII scanner: regular expressions plus checksums, no model needed.
+
+Used when Presidio or its spaCy model is unavailable (``markmem doctor`` reports it). It cannot
+find names or places; ``block`` policy therefore refuses PERSON/LOCATION-sensitive setups loudly.
+
+Every candidate is validated where a checksum or a parser exists (Luhn for cards, mod-97 for
+IBANs, :mod:`ipaddress` for IPs, SSN area/group/serial rules), scored, and overlapping spans are
+resolved to the highest-scoring one, as the Presidio scanner does. Nine bare digits count as an
+SSN only after a context word ("my SSN is 123456789").
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Callable, Iterable, Sequence
+
+from ..ports import PiiFinding
+
+_SSN_CONTEXT = re.compile(r"(?i)(?:\bssns?|\bssid|\bsocial\s+security|\bss#)")
+_CONTEXT_WINDOW = 40  # characters before a bare nine-digit number searched for a context word
+
+
+def luhn_ok(digits: str) -> bool:
+    nums = [int(d) for d in digits if d.isdigit()]
+    if not 13 <= len(nums) <= 19:
+        return False
+    total = 0
+    for i, n in enumerate(reversed(nums)):
+        if i % 2:
+            n = n * 2 - 9 if n > 4 else n * 2
+        total += n
+    return total % 10 == 0
+
+
+def iban_ok(text: str) -> bool:
+    """ISO 13616 mod-97 check on an IBAN, spaces allowed."""
+    iban = re.sub(r"\s", "", text).upper()
+    if not 15 <= len(iban) <= 34 or not iban.isalnum():
+        return False
+    rearranged = iban[4:] + iban[:4]
+    return int("".join(str(int(c, 36)) for c in rearranged)) % 97 == 1
+
+
+def ssn_ok(text: str) -> bool:
+    digits = re.sub(r"\D", "", text)
+    return (
+        len(digits) == 9
+        and digits[:3] not in ("000", "666")
+        and digits[0] != "9"
+        and digits[3:5] != "00"
+        and digits[5:] != "0000"
+        and len(set(digits)) > 1
+    )
+
+
+def ip_ok(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
+
+
+def phone_ok(text: str) -> bool:
+    digits = sum(c.isdigit() for c in text)
+    return 10 <= digits <= 15 or (text.startswith("+") and 8 <= digits <= 15)
+
+
+def _always(_text: str) -> bool:
+    return True
+
+
+# (entity, pattern, score, validator). Scores only rank overlapping candidates.
+_RULES: list[tuple[str, re.Pattern[str], float, Callable[[str], bool]]] = [
+    ("EMAIL_ADDRESS", re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b"), 1.0, _always),
+    ("CREDIT_CARD", re.compile(r"\b(?:\d[ -]?){12,18}\d\b"), 1.0, luhn_ok),
+    (
+        "IBAN_CODE",
+        re.compile(
+            r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b",
+            re.IGNORECASE,
+        ),
+        1.0,
+        iban_ok,
+    ),
+    (
+        "IP_ADDRESS",
+        re.compile(r"\b(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)\b"),
+        0.9,
+        _always,
+    ),
+    (
+        "IP_ADDRESS",
+        re.compile(r"(?<![\w:])(?:[0-9a-fA-F]{0,4}:){2,7}[0-9a-fA-F]{0,4}(?![\w:])"),
+        0.9,
+        ip_ok,
+    ),
+    ("US_SSN", re.compile(r"\b\d{3}([- .])\d{2}\1\d{4}\b"), 0.85, ssn_ok),
+    (
+        "PHONE_NUMBER",
+        re.compile(  # not a slice of a longer digit run (a card failing Luhn, say)
+            r"(?<![\w+])(?<!\d[ .-])\+?\(?\d{1,3}\)?[ .-]?\(?\d{2,4}\)?[ .-]?"
+            r"\d{3,4}[ .-]?\d{3,4}\b(?![ .-]?\d)"
+        ),
+        0.6,
+        phone_ok,
+    ),
+]
+_BARE_SSN = re.compile(r"\b\d{9}\b")
+
+
+def resolve_overlaps(findings: Iterable[PiiFinding]) -> list[PiiFinding]:
+    """Keep the best of each group of overlapping spans (score, then length); sort by start."""
+    kept: list[PiiFinding] = []
+    ranked = sorted(findings, key=lambda f: (-f.score, -(f.end - f.start), f.start, f.entity))
+    for f in ranked:
+        if all(f.end <= k.start or k.end <= f.start for k in kept):
+            kept.append(f)
+    return sorted(kept, key=lambda f: (f.start, f.end))
+
+
+class RegexScanner:
+    name = "regex"
+
+    def analyze(self, text: str) -> list[PiiFinding]:
+        found: list[PiiFinding] = []
+        for entity, pattern, score, valid in _RULES:
+            for m in pattern.finditer(text):
+                if valid(m.group()):
+                    found.append(PiiFinding(entity, m.start(), m.end(), score))
+        for m in _BARE_SSN.finditer(text):
+            before = text[max(0, m.start() - _CONTEXT_WINDOW) : m.start()]
+            if ssn_ok(m.group()) and _SSN_CONTEXT.search(before):
+                found.append(PiiFinding("US_SSN", m.start(), m.end(), 0.85))
+        return resolve_overlaps(found)
+
+    def analyze_batch(self, texts: Sequence[str]) -> list[list[PiiFinding]]:
+        return [self.analyze(t) for t in texts]
