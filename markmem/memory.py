@@ -121,13 +121,70 @@ class Memory:
     def get_all(self, user_id: str, type: str | None = None, include_archived: bool = False) -> list[Page]:
         return inspect.get_all(self._ctx, validate_user_id(user_id), type, include_archived)
 
-    def history(self, id: str, include_diff: bool = True) -> list[Commit]:
-        """Commits that touched a page (``git log --follow``), newest first."""
+    def history(self, id: str | None = None, include_diff: bool = True, user_id: str | None = None) -> list[Any]:
+        """Commits that touched a page or claim (``git log --follow``, with claim-level changes),
+        newest first; or, with ``user_id``, every operation that touched that user."""
+        if user_id is not None:
+            from .erase import audit
+
+            return audit.user_history(self._ctx, validate_user_id(user_id))
+        if id is None:
+            raise _bad("history needs a page/claim id or user_id")
         return inspect.history(self._ctx, id, include_diff)
 
     def review(self, user_id: str | None = None) -> list[dict[str, Any]]:
         """Pending review items (quarantined inputs, low-confidence facts)."""
         return inspect.review_items(self._ctx, None if user_id is None else validate_user_id(user_id))
+
+    def review_decide(self, item_id: str, decision: str, text: str | None = None) -> dict[str, Any]:
+        """Approve, reject or edit (then approve) a review item; recorded in the ops log and committed."""
+        from .write import decide
+
+        return decide.decide(self._ctx, item_id, decision, text)
+
+    # -- erasure and access -----------------------------------------------------------
+    def forget(self, user_id: str, mode: str = "scrub", dry_run: bool = False) -> Any:
+        """Erase a user: ``scrub`` | ``rewrite`` (purge git history) | ``shred`` (delete the key).
+        ``dry_run=True`` returns the ErasurePlan without changing anything."""
+        from .erase import api
+
+        return api.forget(self._ctx, validate_user_id(user_id), mode, dry_run)
+
+    def verify_erasure(self, user_id: str) -> Any:
+        """Scan every git object (loose, packed, any ref, reflog, stash) for the user's content."""
+        from .erase import api
+
+        return api.verify(self._ctx, validate_user_id(user_id))
+
+    def export(self, user_id: str | None = None, to: str = "jsonl", path: str | Path | None = None) -> Any:
+        """Export memory: ``jsonl`` (lossless), ``mem0``, ``memory-md``, or ``access`` (a
+        data-subject access export of one user as JSON and markdown)."""
+        if to == "access":
+            from .erase import access
+
+            return access.export_access(self._ctx, validate_user_id(user_id), path)
+        from . import portability
+
+        return portability.export(self._ctx, None if user_id is None else validate_user_id(user_id), to, path)
+
+    def import_(self, path: str | Path, from_: str = "jsonl", user_id: str | None = None) -> Any:
+        """Import from ``jsonl`` (a markmem export) or ``mem0``. (``import`` is a Python keyword.)"""
+        from . import portability
+
+        return portability.import_(self._ctx, path, from_, None if user_id is None else validate_user_id(user_id))
+
+    # -- lifecycle --------------------------------------------------------------------
+    def lint(self, fix: bool = False) -> Any:
+        """Check pages: broken links, unsourced claims, injection text, drift, bad YAML, bad validity."""
+        from . import lifecycle
+
+        return lifecycle.lint(self._ctx, fix)
+
+    def maintenance(self, dry_run: bool = False) -> Any:
+        """Decay, consolidation and retention sweeps: a plan first, then one commit."""
+        from . import lifecycle
+
+        return lifecycle.maintenance(self._ctx, dry_run)
 
     # -- edit -----------------------------------------------------------------------
     def update(self, id: str, text: str) -> Claim:
