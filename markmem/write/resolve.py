@@ -33,6 +33,7 @@ VOCAB: dict[str, str] = {
     **{"relationship_" + r.replace(" ", "_"): "relationship" for r in _REL.split("|")},
 }
 _PRED_RE = re.compile(r"[^a-z0-9_]+")
+_MASKED = re.compile(r"<[A-Z_]+>")  # a masked value is unknown: never "the same value" as another
 
 
 def normalise_predicate(predicate: str) -> str:
@@ -118,7 +119,7 @@ def apply(claims: list[Claim], cand: Candidate, entry: RawEntry, now: str) -> tu
         return claims, (0, closed, 0)
     for i in same_key:
         c = claims[i]
-        if norm_value(c.value) == norm_value(cand.value):
+        if norm_value(c.value) == norm_value(cand.value) and not _MASKED.search(cand.value):
             if entry.source in c.sources:
                 return claims, (0, 0, 0)
             conf = min(1.0, max(c.confidence, cand.confidence) + 0.05)

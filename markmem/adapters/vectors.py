@@ -1,0 +1,169 @@
+"""model2vec static embeddings behind the :class:`~markmem.ports.Embedder` port.
+
+:func:`load_embedder` turns the ``vector_model`` setting into an embedder:
+
+* ``None`` -> ``None`` (the vector lane is off; search is BM25 only);
+* ``"builtin"`` -> the model shipped in ``markmem/models/minilm-m2v`` (all-MiniLM-L6-v2
+  distilled by model2vec: 256 dims, int8, ~8 MB; see ``scripts/build_model.py`` and NOTICE);
+* an existing local directory -> that model2vec model;
+* anything else -> a model2vec id on the Hugging Face hub (``minishlab/potion-base-8M``),
+  fetched by model2vec once and then read from the hub cache.
+
+model2vec is imported lazily and needs only numpy, tokenizers and safetensors: this module
+never imports torch. Anything that stops a model from loading (the ``vector`` extra missing, a
+bad path, no network for a hub id) is a :class:`~markmem.errors.RepoError`; callers turn it
+into a warning and fall back to BM25. Models are cached per spec: one load per process.
+"""
+
+from __future__ import annotations
+
+import inspect
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..errors import RepoError
+from ..ports import Embedder
+
+if TYPE_CHECKING:
+    from model2vec import StaticModel
+
+BUILTIN = "builtin"
+BUILTIN_DIR = Path(__file__).parent.parent / "models" / "minilm-m2v"
+BUILTIN_NAME = "markmem/minilm-m2v"  # what the index records; change it if the model changes
+
+# Up to this many texts of up to this many characters skip StaticModel.encode's batching
+# machinery: one short query takes ~45 µs that way instead of ~80 µs (the search hot path).
+_FAST_MAX_TEXTS = 16
+_FAST_MAX_CHARS = 2000
+
+_CACHE: dict[str, Model2VecEmbedder] = {}
+_LOCK = threading.Lock()
+
+
+class Model2VecEmbedder:
+    """Mean of static token vectors: float32 ``(n, dim)``, rows L2-normalised.
+
+    A text with no known token (``""``, only whitespace) embeds to the zero vector.
+    """
+
+    def __init__(self, model: StaticModel, name: str) -> None:
+        self.name = name
+        self.dim = int(model.dim)
+        self._model = model
+        # The direct lookup reproduces encode() only for plain models (no vocabulary
+        # quantisation) whose internals look as expected; anything else always uses encode().
+        self._direct = (
+            getattr(model, "token_mapping", None) is None
+            and getattr(model, "weights", None) is None
+            and hasattr(model, "tokenizer")
+            and hasattr(model, "embedding")
+        )
+        self._unk_id: int | None = getattr(model, "unk_token_id", None)
+        # encode() cuts texts at max_length * median token length characters; stay below that.
+        max_tokens = getattr(model, "max_length", None)
+        cut = (
+            max_tokens * getattr(model, "median_token_length", 1) if max_tokens else _FAST_MAX_CHARS
+        )
+        self._fast_chars = min(_FAST_MAX_CHARS, cut)
+
+    def __repr__(self) -> str:
+        return f"Model2VecEmbedder(name={self.name!r}, dim={self.dim})"
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if isinstance(texts, str):  # a str is a Sequence[str] too: one text, not one per char
+            texts = [texts]
+        texts = list(texts)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        if (
+            self._direct
+            and len(texts) <= _FAST_MAX_TEXTS
+            and all(len(t) <= self._fast_chars for t in texts)
+        ):
+            vectors = self._lookup(texts)
+        else:
+            vectors = np.asarray(self._model.encode(texts, normalize=False), dtype=np.float32)
+        return _normalise(vectors.reshape(len(texts), self.dim))
+
+    def _lookup(self, texts: list[str]) -> np.ndarray:
+        model = self._model
+        encodings = model.tokenizer.encode_batch_fast(texts, add_special_tokens=False)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, encoding in enumerate(encodings):
+            ids = [i for i in encoding.ids if i != self._unk_id]
+            if ids:
+                out[row] = model.embedding[ids].mean(axis=0)
+        return out
+
+
+def _normalise(vectors: np.ndarray) -> np.ndarray:
+    vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    np.divide(vectors, norms, out=vectors, where=norms > 0)
+    return vectors
+
+
+def load_embedder(spec: str | None) -> Embedder | None:
+    """The embedder for a ``vector_model`` setting, loaded once per process (see module doc).
+
+    Raises :class:`RepoError` when the model cannot be loaded.
+    """
+    if spec is None or not spec.strip():
+        return None
+    key, source, name = _resolve(spec.strip())
+    with _LOCK:
+        embedder = _CACHE.get(key)
+        if embedder is None:
+            embedder = Model2VecEmbedder(_load_static_model(source, spec), name)
+            _CACHE[key] = embedder
+    return embedder
+
+
+def _resolve(spec: str) -> tuple[str, str, str]:
+    """``(cache key, what to hand model2vec, embedder name)`` for a spec."""
+    if spec == BUILTIN:
+        if not (BUILTIN_DIR / "model.safetensors").is_file():
+            raise RepoError(
+                f"the built-in embedding model is missing from {BUILTIN_DIR} "
+                "(an install without markmem's package data?); reinstall markmem"
+            )
+        return BUILTIN, str(BUILTIN_DIR), BUILTIN_NAME
+    path = Path(spec).expanduser()
+    if path.exists() and path.resolve() == BUILTIN_DIR.resolve():
+        return _resolve(BUILTIN)
+    if path.exists():
+        if not path.is_dir():
+            raise RepoError(
+                f"embedding model {spec!r} is a file; expected a model2vec model directory"
+            )
+        resolved = str(path.resolve())
+        return resolved, resolved, resolved
+    if spec.startswith(("/", ".", "~", "\\")) or spec.count("/") > 1:
+        raise RepoError(
+            f"embedding model {spec!r}: no such directory (and not a hub id like 'org/name')"
+        )
+    return spec, spec, spec
+
+
+def _load_static_model(source: str, spec: str) -> StaticModel:
+    try:
+        from model2vec import StaticModel
+    except ImportError as exc:
+        raise RepoError(
+            f"embedding model {spec!r} needs model2vec: pip install 'markmem[vector]' ({exc})"
+        ) from exc
+    kwargs: dict[str, Any] = {}
+    if "force_download" in inspect.signature(StaticModel.from_pretrained).parameters:
+        kwargs["force_download"] = False  # else newer model2vec re-fetches a hub id on every load
+    try:
+        return StaticModel.from_pretrained(source, **kwargs)
+    except (
+        Exception
+    ) as exc:  # OSError, ValueError, hub and safetensors errors: all mean "cannot load"
+        raise RepoError(
+            f"cannot load embedding model {spec!r}: {type(exc).__name__}: {exc}"
+        ) from exc

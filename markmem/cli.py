@@ -1,0 +1,239 @@
+"""The ``markmem`` command line: each command parses, makes one Memory call, prints.
+
+Every command takes ``--repo PATH`` (default: $MARKMEM_REPO, else the current directory).
+Errors from the library exit 1 with their message.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import asdict, is_dataclass
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .config import Settings
+from .errors import MarkmemError
+from .memory import Memory
+
+repo_option = click.option("--repo", "repo", type=click.Path(file_okay=False, path_type=Path),
+                           envvar="MARKMEM_REPO", default=".", show_default=True, help="Memory repo path.")
+json_option = click.option("--json", "as_json", is_flag=True, help="Machine-readable JSON output.")
+
+
+def _open(repo: Path, **overrides: Any) -> Memory:
+    settings = Settings.from_env(repo_path=repo)
+    return Memory(repo, settings, background=False, **overrides)
+
+
+def _plain(value: Any) -> Any:
+    if is_dataclass(value) and not isinstance(value, type):
+        return asdict(value)
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if hasattr(value, "to_json"):
+        return value.to_json()
+    return value
+
+
+def _emit(value: Any, as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps(_plain(value), indent=2, default=str, ensure_ascii=False))
+    else:
+        click.echo(value if isinstance(value, str) else json.dumps(_plain(value), indent=2, default=str, ensure_ascii=False))
+
+
+class _Group(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except MarkmemError as exc:
+            raise click.ClickException(str(exc)) from None
+
+
+@click.group(cls=_Group)
+@click.version_option(package_name="markmem")
+def main() -> None:
+    """markmem: chatbot memory as plain markdown in a git repo."""
+
+
+@main.command()
+@click.argument("path", type=click.Path(file_okay=False, path_type=Path), default=".")
+@click.option("--encryption", is_flag=True, help="Encrypt every user's content (AES-256-GCM, per-user keys).")
+def init(path: Path, encryption: bool) -> None:
+    """Create (or open) a memory repo at PATH."""
+    with _open(path, encryption=encryption) as mem:
+        click.echo(f"memory repo ready at {mem.root}")
+
+
+@main.command()
+@repo_option
+@click.argument("text", required=False)
+@click.option("--user", "user_id", required=True, help="User id (lowercase a-z 0-9 . _ -).")
+@click.option("--role", default="user", show_default=True, help="Role of the message.")
+@click.option("--occurred-at", default=None, help="When it happened (ISO-8601).")
+@click.option("--metadata", default=None, help="JSON object kept with the entry.")
+@click.option("--flush/--no-flush", default=True, show_default=True, help="Compile right away.")
+@json_option
+def add(repo: Path, text: str | None, user_id: str, role: str, occurred_at: str | None, metadata: str | None,
+        flush: bool, as_json: bool) -> None:
+    """Add TEXT (or stdin) to a user's memory."""
+    content = text if text is not None else sys.stdin.read()
+    meta = json.loads(metadata) if metadata else None
+    with _open(repo) as mem:
+        result = mem.add([{"role": role, "content": content}], user_id=user_id, metadata=meta, occurred_at=occurred_at)
+        if flush:
+            mem.flush()
+    _emit(result if as_json else "added " + ", ".join(result.ids), as_json)
+
+
+@main.command()
+@repo_option
+@json_option
+def flush(repo: Path, as_json: bool) -> None:
+    """Compile everything queued into pages (one commit per batch)."""
+    with _open(repo) as mem:
+        reports = mem.flush()
+    _emit(reports if as_json else f"compiled {sum(r.entries for r in reports)} entries in {len(reports)} batches",
+          as_json)
+
+
+@main.command()
+@repo_option
+@click.argument("query")
+@click.option("--user", "user_id", required=True, help="Search within this user only.")
+@click.option("-k", "--top-k", default=5, show_default=True, help="How many hits.")
+@click.option("--as-of", default=None, help="What was true at this time (valid time).")
+@click.option("--known-at", default=None, help="What memory believed at this time (transaction time).")
+@click.option("--context", "as_context", is_flag=True, help="Print a token-budgeted context pack.")
+@click.option("--explain", is_flag=True, help="Include per-lane ranks and weights.")
+@json_option
+def search(repo: Path, query: str, user_id: str, top_k: int, as_of: str | None, known_at: str | None,
+           as_context: bool, explain: bool, as_json: bool) -> None:
+    """Search a user's memory."""
+    with _open(repo) as mem:
+        result = mem.search(query, user_id=user_id, top_k=top_k, as_of=as_of, known_at=known_at,
+                            format="context" if as_context else "json", explain=explain)
+    if as_context and not as_json:
+        click.echo(str(result), nl=False)
+    elif as_json:
+        _emit(result, True)
+    else:
+        for h in result:  # type: ignore[union-attr]
+            click.echo(f"{h.score:.4f}  {h.kind:5}  {h.id}  {' '.join(h.text.split())[:100]}")
+
+
+@main.command()
+@repo_option
+@click.argument("ident")
+@json_option
+def get(repo: Path, ident: str, as_json: bool) -> None:
+    """Show a page (u/<user>/<type>/<slug>), claim (c-...) or raw entry (r-...)."""
+    with _open(repo) as mem:
+        _emit(mem.get(ident), True)
+
+
+@main.command(name="list")
+@repo_option
+@click.option("--user", "user_id", required=True, help="Whose pages.")
+@click.option("--type", "type_", default=None, help="Only this page type.")
+@json_option
+def list_(repo: Path, user_id: str, type_: str | None, as_json: bool) -> None:
+    """List a user's pages."""
+    with _open(repo) as mem:
+        pages = mem.get_all(user_id, type=type_)
+    if as_json:
+        _emit(pages, True)
+    for p in pages if not as_json else ():
+        click.echo(f"{p.id}  ({len(p.active_claims())} active / {len(p.claims)} claims)  {p.title}")
+
+
+@main.command()
+@repo_option
+@click.argument("ident", required=False)
+@click.option("--user", "user_id", default=None, help="Every operation touching this user.")
+@click.option("--no-diff", is_flag=True, help="Leave out the diffs.")
+@json_option
+def history(repo: Path, ident: str | None, user_id: str | None, no_diff: bool, as_json: bool) -> None:
+    """Git history of a page or claim, with claim-level changes."""
+    with _open(repo) as mem:
+        commits = mem.history(ident, include_diff=not no_diff, user_id=user_id)
+    if as_json or user_id:
+        _emit(commits, True)
+        return
+    for c in commits:
+        click.echo(f"{c.sha[:10]} {c.when} {c.op or '-'}  {c.message.splitlines()[0]}")
+        for ch in c.changes:
+            click.echo(f"    {ch['change']:>14}  {ch['claim']}")
+        if c.diff:
+            click.echo(c.diff)
+
+
+@main.command()
+@repo_option
+@click.argument("ident")
+@click.argument("text")
+@json_option
+def update(repo: Path, ident: str, text: str, as_json: bool) -> None:
+    """Correct a claim (or a single-claim page): a human_edited claim supersedes it."""
+    with _open(repo) as mem:
+        claim = mem.update(ident, text)
+    _emit(claim if as_json else f"recorded {claim.id} (supersedes {claim.supersedes})", as_json)
+
+
+@main.command()
+@repo_option
+@click.argument("ident")
+@click.option("--hard", is_flag=True, help="Remove instead of archiving/closing.")
+def delete(repo: Path, ident: str, hard: bool) -> None:
+    """Archive a page / close a claim (or remove it with --hard); one commit."""
+    with _open(repo) as mem:
+        sha = mem.delete(ident, hard=hard)
+    click.echo(f"done ({sha[:10] if sha else 'no change'})")
+
+
+@main.command()
+@repo_option
+def reindex(repo: Path) -> None:
+    """Rebuild the SQLite cache from the markdown and raw logs."""
+    from rich.progress import Progress
+
+    with _open(repo) as mem, Progress(transient=True) as bar:
+        tasks: dict[str, Any] = {}
+
+        def tick(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = bar.add_task(f"indexing {stage}", total=total)
+            bar.update(tasks[stage], completed=done)
+
+        report = mem.reindex(progress=tick)
+    click.echo(f"indexed {report.raw} raw entries, {report.pages} pages, {report.claims} claims")
+    for path, reason in report.problems:
+        click.echo(f"problem: {path}: {reason}", err=True)
+
+
+@main.command()
+@repo_option
+@json_option
+def doctor(repo: Path, as_json: bool) -> None:
+    """Check the repo, the cache and which gates/tiers are active (and which fell back)."""
+    with _open(repo) as mem:
+        report = mem.doctor()
+    _emit(report, True)
+    if report["problems"] or not report["cache"]["ok"]:
+        sys.exit(1)
+
+
+@main.command()
+@repo_option
+@json_option
+def stats(repo: Path, as_json: bool) -> None:
+    """Counts: users, entries, pages, claims, commits, pending work."""
+    with _open(repo) as mem:
+        _emit(mem.stats(), True)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()
