@@ -55,6 +55,17 @@ class Git:
         self.run(*args, input=message.encode("utf-8"))
         return self.head()
 
+    def clear_stale_locks(self) -> list[str]:
+        """Remove lock files a killed markmem process left behind. Call only under the writer lock."""
+        gitdir = self.root / ".git"
+        stale = [gitdir / "index.lock", gitdir / "HEAD.lock", *gitdir.joinpath("refs", "heads").glob("*.lock")]
+        removed = []
+        for path in stale:
+            if path.exists():
+                path.unlink(missing_ok=True)
+                removed.append(path.name)
+        return removed
+
     def dirty_paths(self, prefixes: Sequence[str]) -> list[str]:
         out = self.run("status", "--porcelain", "-z", "--untracked-files=all", "--", *prefixes)
         paths = []

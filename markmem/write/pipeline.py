@@ -93,6 +93,7 @@ def _check_metadata(metadata: object) -> dict[str, Any]:
 def recover(ctx: Context) -> int:
     """Finish what a crash interrupted: commit a written-but-uncommitted batch, re-enqueue raw."""
     with ctx.write_lock.held():
+        ctx.git.clear_stale_locks()
         dirty = [p for p in ctx.git.dirty_paths(["wiki", ".markmem/ops"]) if not p.endswith(".tmp")]
         if dirty:
             dirty += ctx.git.dirty_paths(["raw"])
@@ -128,7 +129,7 @@ def compile_batch(ctx: Context) -> CompileReport | None:
         with ctx.cache.tx():
             for page in res.pages.values():
                 ctx.cache.upsert_page(page, content_hash(page.body))
-            ctx.cache.mark_compiled([e.id for e in entries])
+            ctx.cache.mark_compiled([e.id for e in entries] + stale)
             if sha:
                 ctx.cache.set_meta("head", sha)
         ctx.queue.done([r.raw_id for r in rows])
@@ -138,15 +139,17 @@ def compile_batch(ctx: Context) -> CompileReport | None:
                              sha, ctx.extractor.name, extraction.flagged)
 
 
-def _load_entries(ctx: Context, rows: Sequence[raw.Located]) -> tuple[list[RawEntry], dict[tuple[str, str], int], int]:
+def _load_entries(
+    ctx: Context, rows: Sequence[raw.Located]
+) -> tuple[list[RawEntry], dict[tuple[str, str], int], list[str]]:
     entries: list[RawEntry] = []
     offsets: dict[tuple[str, str], int] = {}
     checkpoints: dict[str, dict[str, int]] = {}
-    stale = 0
+    stale: list[str] = []
     for row in rows:
         cp = checkpoints.setdefault(row.user_id, raw.read_checkpoint(ctx.root, row.user_id))
         if row.end <= cp.get(row.path, 0) or not (ctx.root / row.path).exists():
-            stale += 1  # compiled before a crash, or erased since
+            stale.append(row.raw_id)  # compiled before a crash (or erased since)
             continue
         for entry, _s, end in raw.read_range(ctx.root, row.path, row.start, row.end, ctx.codec, row.user_id):
             if entry.id == row.raw_id:
