@@ -163,3 +163,18 @@ def test_reopen_sees_everything(tmp_repo) -> None:
     with Memory(tmp_repo, pii_engine="regex", vector_model=None, background=False) as m:
         assert [p.title for p in m.get_all("alice")] == ["lives in"]
         assert Git(m.root).dirty_paths(["wiki", "raw"]) == []
+
+
+def test_a_fact_that_changes_often_rolls_into_archive_pages(mem: Memory) -> None:
+    from markmem.write.rollover import KEEP_CLOSED, ROLL_AT
+
+    for i in range(ROLL_AT + 10):
+        mem.add(f"My favorite number is {i}", user_id="alice", occurred_at=f"2026-01-01T00:{i // 60:02d}:{i % 60:02d}Z")
+        mem.flush()
+    pages = {p.id: p for p in mem.get_all("alice")}
+    (live,) = [p for p in pages.values() if "archive_of" not in p.extra]
+    (archive,) = [p for p in pages.values() if p.extra.get("archive_of") == live.id]
+    assert len(live.claims) <= KEEP_CLOSED + 11 and len(live.active_claims()) == 1
+    assert len(live.claims) + len(archive.claims) == ROLL_AT + 10
+    old = mem.search("favorite number", user_id="alice", as_of="2026-01-01T00:00:01.5Z", format="context")
+    assert "My favorite number is 1 [" in old.text

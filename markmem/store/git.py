@@ -47,12 +47,18 @@ class Git:
         spec = "\0".join(sorted(set(paths)))
         if spec:
             self.run("add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul", input=spec.encode())
-        if not allow_empty and not self.run("diff", "--cached", "--name-only", "-z").strip("\0"):
-            return None
-        args = ["commit", "-q", "--no-verify", "-F", "-"]
+        args = ["commit", "-q", "--no-verify", "--no-status", "-F", "-"]
         if allow_empty:
             args.append("--allow-empty")
-        self.run(*args, input=message.encode("utf-8"))
+        name, email = self.author
+        proc = subprocess.run(
+            ["git", "-c", f"user.name={name}", "-c", f"user.email={email}", "-c", "commit.gpgsign=false", *args],
+            cwd=self.root, input=message.encode("utf-8"), capture_output=True, env=self._env,
+        )
+        if proc.returncode != 0:
+            if b"nothing to commit" in proc.stdout + proc.stderr or b"nothing added" in proc.stdout + proc.stderr:
+                return None
+            raise RepoError(f"git commit failed: {proc.stderr.decode('utf-8', 'replace').strip()[:500]}")
         return self.head()
 
     def clear_stale_locks(self) -> list[str]:

@@ -15,6 +15,7 @@ import yaml
 
 from ..errors import MalformedPage
 from ..model import Claim, Page
+from . import yamlfast
 
 try:
     _Loader: Any = yaml.CSafeLoader
@@ -104,7 +105,7 @@ def dump_page(page: Page) -> str:
         meta["archived"] = True
     meta.update(page.extra)
     meta["claims"] = [claim_to_dict(c) for c in page.claims]
-    head = yaml.dump(meta, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=10_000)
+    head = yamlfast.dump(meta)
     return f"---\n{head}---\n{page.body or render_body(page)}"
 
 
@@ -198,3 +199,14 @@ def iter_page_files(root: Path, user_id: str | None = None) -> list[str]:
     if not base.exists():
         return []
     return sorted(p.relative_to(root).as_posix() for p in base.rglob("*.md") if not p.name.startswith("."))
+
+
+def page_ids_with_prefix(root: Path, prefix: str) -> list[str]:
+    """Ids of the existing pages whose id starts with ``prefix`` (e.g. every value page of a
+    multi-valued predicate: ``u/alice/relationship/pet--v``)."""
+    folder, _, stem = prefix.rpartition("/")
+    base = root / "wiki" / folder
+    if not folder or not base.is_dir():
+        return []
+    return sorted(f"{folder}/{p.stem}" for p in base.glob("*.md")
+                  if p.stem.startswith(stem) and "." not in p.stem)  # not archive pages (<id>.a<k>)

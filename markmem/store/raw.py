@@ -31,9 +31,27 @@ class Located:
     user_id: str
 
 
-def raw_path(user_id: str, recorded_at: str) -> str:
+SEGMENT_BYTES = 1 << 20  # a day's log rolls over to DD.1.jsonl, DD.2.jsonl... past 1 MiB
+
+
+def raw_path(user_id: str, recorded_at: str, segment: int = 0) -> str:
     y, m, d = recorded_at[:4], recorded_at[5:7], recorded_at[8:10]
-    return f"raw/u/{user_id}/{y}/{m}/{d}.jsonl"
+    return f"raw/u/{user_id}/{y}/{m}/{d}{'.' + str(segment) if segment else ''}.jsonl"
+
+
+def current_segment(root: Path, user_id: str, recorded_at: str) -> str:
+    """The day's newest segment with room left, so a batch never re-hashes a huge file."""
+    seg = 0
+    while True:
+        rel = raw_path(user_id, recorded_at, seg)
+        nxt = root / raw_path(user_id, recorded_at, seg + 1)
+        full = root / rel
+        if nxt.exists():
+            seg += 1
+            continue
+        if full.exists() and full.stat().st_size >= SEGMENT_BYTES:
+            return raw_path(user_id, recorded_at, seg + 1)
+        return rel
 
 
 def entry_from_json(data: dict[str, Any], path: str) -> RawEntry:
@@ -67,7 +85,7 @@ def append(root: Path, entries: Sequence[RawEntry], codec: Codec, *, sync: bool 
     out: list[Located] = []
     by_file: dict[str, list[RawEntry]] = {}
     for e in entries:
-        by_file.setdefault(raw_path(e.user_id, e.recorded_at), []).append(e)
+        by_file.setdefault(current_segment(root, e.user_id, e.recorded_at), []).append(e)
     for rel, group in by_file.items():
         full = root / rel
         created = not full.exists()
@@ -92,7 +110,7 @@ def append(root: Path, entries: Sequence[RawEntry], codec: Codec, *, sync: bool 
             fh.write(b"".join(chunks))
             fh.flush()
             if sync:
-                os.fsync(fh.fileno())
+                os.fdatasync(fh.fileno())
         if created and sync:
             _fsync_dir(full.parent)
     return out
@@ -134,8 +152,13 @@ def iter_files(root: Path, user_id: str | None = None) -> Iterator[tuple[str, st
         udir = base / uid
         if not udir.is_dir():
             continue
-        for path in sorted(udir.rglob("*.jsonl")):
+        for path in sorted(udir.rglob("*.jsonl"), key=_segment_order):
             yield uid, path.relative_to(root).as_posix()
+
+
+def _segment_order(path: Path) -> tuple[str, int]:
+    day, _, seg = path.name.removesuffix(".jsonl").partition(".")
+    return (str(path.parent / day), int(seg or 0))
 
 
 def iter_entries(root: Path, codec: Codec, user_id: str | None = None) -> Iterator[RawEntry]:
@@ -164,5 +187,5 @@ def write_checkpoint(root: Path, user_id: str, offsets: dict[str, int]) -> str:
 
     rel = checkpoint_path(user_id)
     text = json.dumps({"compiled": dict(sorted(offsets.items()))}, indent=1) + "\n"
-    atomic_write(root / rel, text)
+    atomic_write(root / rel, text, sync=False)  # losing it only means an idempotent re-compile
     return rel

@@ -17,7 +17,7 @@ from ..model import AddResult, CompileReport, Page, RawEntry
 from ..ports import Extraction
 from ..store import raw
 from ..store.git import message
-from ..store.pages import page_path, read_page, write_page
+from ..store.pages import page_ids_with_prefix, page_path, read_page, write_page
 from ..index.text import content_hash
 from . import review
 from .extract import HeuristicExtractor
@@ -25,6 +25,7 @@ from .gate import run_gates
 from .messages import to_turns
 from .queue import recover as recover_queue
 from .resolve import resolve
+from .rollover import roll
 
 log = logging.getLogger("markmem")
 
@@ -111,8 +112,10 @@ def compile_batch(ctx: Context) -> CompileReport | None:
         batch = new_batch_id()
         stamp = now()
         extraction = _extract(ctx, entries)
-        res = resolve(extraction.candidates, {e.id: e for e in entries}, _loader(ctx), stamp, ctx.settings.review_below)
-        paths = _write(ctx, res.pages, entries, res.review, stamp)
+        res = resolve(extraction.candidates, {e.id: e for e in entries}, _loader(ctx), stamp, ctx.settings.review_below,
+                      siblings=lambda prefix: page_ids_with_prefix(ctx.root, prefix))
+        pages = {p.id: p for page in res.pages.values() for p in roll(page, stamp)}
+        paths = _write(ctx, pages, entries, res.review, stamp)
         users = sorted({e.user_id for e in entries})
         for uid in users:
             cp = raw.read_checkpoint(ctx.root, uid)
@@ -127,35 +130,55 @@ def compile_batch(ctx: Context) -> CompileReport | None:
         subject = f"markmem: compile {len(entries)} entries ({res.added} claims added, {res.closed} closed)"
         sha = ctx.git.commit(paths, message(subject, trailers)) if entries or stale else None
         with ctx.cache.tx():
-            for page in res.pages.values():
+            for page in pages.values():
                 ctx.cache.upsert_page(page, content_hash(page.body))
             ctx.cache.mark_compiled([e.id for e in entries] + stale)
             if sha:
                 ctx.cache.set_meta("head", sha)
         ctx.queue.done([r.raw_id for r in rows])
         _account(ctx, extraction, len(entries))
+        _refresh_vectors(ctx, users)
         return CompileReport(batch, len(entries), res.added, res.closed, res.reinforced,
                              len(res.review) + sum(1 for e in entries if e.quarantined),
                              sha, ctx.extractor.name, extraction.flagged)
 
 
+def _refresh_vectors(ctx: Context, users: list[str]) -> None:
+    """Embed the batch's new claims and turns now, in one batch, rather than at the next search."""
+    if ctx.embedder is None:
+        return
+    from ..index import vectors  # numpy: only with the vector tier
+
+    try:
+        vectors.refresh(ctx.cache, ctx.embedder, users)
+    except Exception as exc:  # derived data: the next search embeds lazily and raises if it still fails
+        log.warning("embedding after compile failed (%s); search will retry", type(exc).__name__)
+
+
 def _load_entries(
     ctx: Context, rows: Sequence[raw.Located]
 ) -> tuple[list[RawEntry], dict[tuple[str, str], int], list[str]]:
+    """Read the queued lines, one contiguous read per raw file; skip rows already compiled."""
     entries: list[RawEntry] = []
     offsets: dict[tuple[str, str], int] = {}
     checkpoints: dict[str, dict[str, int]] = {}
     stale: list[str] = []
+    by_file: dict[tuple[str, str], list[raw.Located]] = {}
     for row in rows:
         cp = checkpoints.setdefault(row.user_id, raw.read_checkpoint(ctx.root, row.user_id))
         if row.end <= cp.get(row.path, 0) or not (ctx.root / row.path).exists():
             stale.append(row.raw_id)  # compiled before a crash (or erased since)
             continue
-        for entry, _s, end in raw.read_range(ctx.root, row.path, row.start, row.end, ctx.codec, row.user_id):
-            if entry.id == row.raw_id:
+        by_file.setdefault((row.user_id, row.path), []).append(row)
+    for (uid, path), group in by_file.items():
+        wanted = {r.raw_id for r in group}
+        start, end = min(r.start for r in group), max(r.end for r in group)
+        for entry, _s, line_end in raw.read_range(ctx.root, path, start, end, ctx.codec, uid):
+            if entry.id in wanted:
                 entries.append(entry)
-                key = (row.user_id, row.path)
-                offsets[key] = max(offsets.get(key, 0), end)
+                offsets[(uid, path)] = max(offsets.get((uid, path), 0), line_end)
+    order = {r.raw_id: i for i, r in enumerate(rows)}
+    entries.sort(key=lambda e: order[e.id])
     return entries, offsets, stale
 
 

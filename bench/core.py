@@ -1,0 +1,142 @@
+"""Core write-path benchmarks (issue 2). Prints figures; asserts nothing.
+
+    python bench/core.py                 # add latency, compile 1k/10k, 100 users x 1k, git size, reindex
+    python bench/core.py --big           # also compile at 100k for one user (several minutes)
+
+Machine caveat: 2 shared cores; compare ratios within one run rather than absolute times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from markmem import Memory
+
+CITIES = ["Lisbon", "Porto", "Berlin", "Paris", "Tokyo", "Oslo", "Lima", "Quito", "Accra", "Hanoi"] * 5
+JOBS = ["pilot", "nurse", "teacher", "chef", "designer", "lawyer", "farmer", "baker", "editor", "coach"]
+THINGS = ["hiking", "jazz", "chess", "sushi", "gardening", "cycling", "poetry", "tennis", "yoga", "opera"]
+CHAT = ["lol that movie was wild", "what do you think about the weather today?", "thanks, that helps a lot",
+        "can you remind me what we said about the trip?", "ok sounds good", "haha yes exactly",
+        "I had a long day at work honestly", "let's talk about something else"]
+
+
+def message(rng: random.Random, i: int) -> str:
+    kind = rng.random()
+    if kind < 0.5:
+        return rng.choice(CHAT) + f" ({i})"
+    if kind < 0.6:
+        return f"I live in {rng.choice(CITIES)}"
+    if kind < 0.7:
+        return f"I work as a {rng.choice(JOBS)}"
+    if kind < 0.85:
+        return f"I love {rng.choice(THINGS)} and {rng.choice(THINGS)}"
+    return f"My favorite number is {rng.randint(1, 10_000)}"
+
+
+def open_mem(path: Path, **kw: object) -> Memory:
+    return Memory(path, pii_engine="regex", vector_model=None, background=False, batch_size=1000, **kw)
+
+
+def pct(xs: list[float], p: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))]
+
+
+def bench_add(tmp: Path, n: int = 2000) -> None:
+    mem = open_mem(tmp / "add")
+    rng = random.Random(1)
+    times = []
+    for i in range(n):
+        text = message(rng, i)
+        t = time.perf_counter()
+        mem.add(text, user_id="alice")
+        times.append((time.perf_counter() - t) * 1000)
+    mem.close()
+    print(f"add() regex gate + fsync, n={n}: p50 {statistics.median(times):.3f} ms  p95 {pct(times, 95):.3f} ms")
+
+
+def fill(mem: Memory, users: list[str], per_user: int, rng: random.Random) -> float:
+    """Add then flush; returns compile seconds (flush only)."""
+    for i in range(per_user):
+        for u in users:
+            mem.add(message(rng, i), user_id=u)
+    t = time.perf_counter()
+    mem.flush()
+    return time.perf_counter() - t
+
+
+def bench_compile(tmp: Path, sizes: list[int]) -> None:
+    rates = {}
+    for n in sizes:
+        path = tmp / f"c{n}"
+        mem = open_mem(path)
+        rng = random.Random(n)
+        step = 1000
+        done, last = 0, 0.0
+        while done < n:  # grow to n; time the final 1k-memory batch at that size
+            if done + step >= n:
+                last = fill(mem, ["alice"], step, rng)
+            else:
+                fill(mem, ["alice"], step, rng)
+            done += step
+        rates[n] = step / last
+        stats = mem.stats()
+        mem.close()
+        size = sum(p.stat().st_size for p in (path / ".git").rglob("*") if p.is_file()) / 1e6
+        print(f"compile one user at N={n:>6}: {rates[n]:8.0f} memories/s for the last 1k batch "
+              f"(pages {stats['pages']}, commits {stats['commits']}, .git {size:.1f} MB)")
+        if n == 10_000:
+            subprocess.run(["git", "-C", str(path), "gc", "-q"], check=True)
+            packed = sum(p.stat().st_size for p in (path / ".git").rglob("*") if p.is_file()) / 1e6
+            print(f"  .git after 10k memories: {size:.1f} MB loose, {packed:.1f} MB after git gc; "
+                  f"{stats['commits']} commits")
+    if len(rates) > 1:
+        first, last_n = min(rates), max(rates)
+        print(f"  flatness: rate at {last_n} / rate at {first} = {rates[last_n] / rates[first]:.2f}")
+
+
+def bench_users(tmp: Path, users: int = 100, per_user: int = 1000) -> None:
+    mem = open_mem(tmp / "users")
+    rng = random.Random(7)
+    ids = [f"user{i:03d}" for i in range(users)]
+    total = 0.0
+    for chunk in range(0, per_user, 100):
+        total += fill(mem, ids, 100, rng)
+    mem.close()
+    print(f"compile {users} users x {per_user}: {users * per_user / total:8.0f} memories/s "
+          f"({users * per_user} memories, {total:.1f} s compiling)")
+    bench_reindex(tmp / "users")
+
+
+def bench_reindex(path: Path) -> None:
+    mem = open_mem(path)
+    t = time.perf_counter()
+    report = mem.reindex()
+    dt = time.perf_counter() - t
+    mem.close()
+    print(f"reindex: {report.pages} pages + {report.raw} raw entries in {dt:.2f} s = "
+          f"{report.pages / dt:,.0f} pages/s ({(report.pages + report.raw) / dt:,.0f} units/s)")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--big", action="store_true", help="include N=100k for one user")
+    args = ap.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="markmem-bench-"))
+    try:
+        bench_add(tmp)
+        bench_compile(tmp, [1000, 10_000, 100_000] if args.big else [1000, 10_000])
+        bench_users(tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
