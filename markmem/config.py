@@ -37,6 +37,8 @@ class Settings:
     encryption: bool = False
     master_key: str | None = None  # wraps per-user data keys when set
     background: bool = True  # run a compile worker thread; False: compile only in flush()
+    create: bool = True  # initialise the repo if missing; shells other than `init` pass False
+    adopt_existing: bool = False  # allow turning an existing, non-memory git repo into a memory repo
     lock_timeout: float = 60.0
     author_name: str = "markmem"
     author_email: str = "markmem@localhost"

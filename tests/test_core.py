@@ -178,3 +178,22 @@ def test_a_fact_that_changes_often_rolls_into_archive_pages(mem: Memory) -> None
     assert len(live.claims) + len(archive.claims) == ROLL_AT + 10
     old = mem.search("favorite number", user_id="alice", as_of="2026-01-01T00:00:01.5Z", format="context")
     assert "My favorite number is 1 [" in old.text
+
+
+def test_refuses_to_take_over_a_source_repo(tmp_repo) -> None:
+    from markmem import RepoError
+
+    (tmp_repo / "main.py").write_text("print('hi')\n")
+    git(tmp_repo, "add", "main.py")
+    git(tmp_repo, "commit", "-qm", "code")
+    with pytest.raises(RepoError, match="not a memory repo"):
+        Memory(tmp_repo, pii_engine="regex", vector_model=None)
+    assert not (tmp_repo / ".markmem").exists()
+    Memory(tmp_repo, pii_engine="regex", vector_model=None, background=False, adopt_existing=True).close()
+
+
+def test_create_false_refuses_a_missing_repo(tmp_path) -> None:
+    from markmem import RepoError
+
+    with pytest.raises(RepoError, match="markmem init"):
+        Memory(tmp_path / "nothing", pii_engine="regex", vector_model=None, create=False)

@@ -50,8 +50,22 @@ def read_repo_config(root: Path) -> dict[str, Any]:
     return data
 
 
-def init_repo(root: Path, git: Git, *, encryption: bool = False) -> bool:
-    """Create the layout if missing. Returns True when it made the initial commit."""
+def is_memory_repo(root: Path) -> bool:
+    return (root / CONFIG_FILE).exists()
+
+
+def init_repo(root: Path, git: Git, *, encryption: bool = False, create: bool = True, adopt: bool = False) -> bool:
+    """Create the layout if missing. Returns True when it made the initial commit.
+
+    Refuses (RepoError) to open a folder that is not a memory repo when ``create`` is False, and to
+    turn an existing git repo with history (say, a source tree) into one unless ``adopt`` is True.
+    """
+    if not is_memory_repo(root):
+        if not create:
+            raise RepoError(f"{root} is not a markmem memory repo (no {CONFIG_FILE}); run `markmem init {root}`")
+        if git.is_repo() and git.head() is not None and not adopt:
+            raise RepoError(f"{root} is a git repo with history but not a memory repo; "
+                            "pass adopt_existing=True to make it one, or use a new folder")
     root.mkdir(parents=True, exist_ok=True)
     if not git.is_repo():
         git.init()
