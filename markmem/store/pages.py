@@ -122,7 +122,12 @@ def split_frontmatter(text: str, path: str) -> tuple[dict[str, Any], str]:
         else:
             raise MalformedPage(path, "frontmatter is not closed by '---'")
     try:
-        meta = yaml.load(text[4:end], Loader=_Loader)
+        meta = yamlfast.load(text[4:end])
+    except yamlfast.Unsupported:
+        meta = None
+    try:
+        if meta is None:
+            meta = yaml.load(text[4:end], Loader=_Loader)
     except yaml.YAMLError as exc:
         raise MalformedPage(path, f"invalid YAML: {str(exc).splitlines()[0]}") from None
     if not isinstance(meta, dict):

@@ -84,3 +84,96 @@ def _emit_list(k: str, items: Any, indent: str) -> list[str]:
 
 def dump(mapping: dict[str, Any]) -> str:
     return "\n".join(emit(mapping)) + "\n"
+
+
+class Unsupported(Exception):
+    """The text uses YAML the fast reader does not handle; the caller falls back to PyYAML."""
+
+
+_INT = re.compile(r"-?(?:0|[1-9][0-9]*)")
+_FLOAT = re.compile(r"-?(?:0|[1-9][0-9]*)\.[0-9]+(?:[eE][-+]?[0-9]+)?")
+_KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_]*): ?(.*)")
+
+
+def parse_scalar(text: str) -> Any:
+    if text.startswith('"'):
+        try:
+            return json.loads(text)
+        except ValueError:
+            raise Unsupported(text) from None
+    if text in ("null", "~"):
+        return None
+    if text in ("true", "false"):
+        return text == "true"
+    if text == "[]":
+        return []
+    if text == "{}":
+        return {}
+    if _INT.fullmatch(text):
+        return int(text)
+    if _FLOAT.fullmatch(text):
+        return float(text)
+    if _PLAIN.fullmatch(text) and text.casefold() not in _SPECIAL and not text.endswith(" "):
+        return text
+    raise Unsupported(text)
+
+
+def load(text: str) -> dict[str, Any]:
+    """Read frontmatter in the shape :func:`dump` writes; raise Unsupported for anything else."""
+    root: dict[str, Any] = {}
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if not line:
+            i += 1
+            continue
+        m = _KEY.fullmatch(line)
+        if not m:
+            raise Unsupported(line)
+        key, rest = m.groups()
+        if rest:
+            root[key] = parse_scalar(rest)
+            i += 1
+        else:
+            root[key], i = _block(lines, i + 1, "")
+    return root
+
+
+def _block(lines: list[str], i: int, indent: str) -> tuple[Any, int]:
+    """A block under a key: a list (``- ``) or a mapping, at ``indent`` (top) or ``indent + '  '``."""
+    if i < len(lines) and lines[i].startswith(indent + "- "):
+        return _list(lines, i, indent)
+    return _mapping(lines, i, indent + "  ")
+
+
+def _list(lines: list[str], i: int, indent: str) -> tuple[list[Any], int]:
+    out: list[Any] = []
+    while i < len(lines) and lines[i].startswith(indent + "- "):
+        item = lines[i][len(indent) + 2 :]
+        m = _KEY.fullmatch(item)
+        if m and not item.startswith('"'):
+            lines[i] = indent + "  " + item  # read the item as a mapping at indent + 2
+            value, i = _mapping(lines, i, indent + "  ")
+            out.append(value)
+        else:
+            out.append(parse_scalar(item))
+            i += 1
+    return out, i
+
+
+def _mapping(lines: list[str], i: int, indent: str) -> tuple[dict[str, Any], int]:
+    out: dict[str, Any] = {}
+    while i < len(lines) and lines[i].startswith(indent) and not lines[i].startswith(indent + " "):
+        m = _KEY.fullmatch(lines[i][len(indent) :])
+        if not m:
+            raise Unsupported(lines[i])
+        key, rest = m.groups()
+        if rest:
+            out[key] = parse_scalar(rest)
+            i += 1
+        elif i + 1 < len(lines) and lines[i + 1].startswith(indent + "- "):
+            out[key], i = _list(lines, i + 1, indent)
+        else:
+            out[key], i = _mapping(lines, i + 1, indent + "  ")
+    return out, i
