@@ -45,8 +45,8 @@ class Git:
     def commit(self, paths: Iterable[str], message: str, *, allow_empty: bool = False) -> str | None:
         """Stage exactly ``paths`` (added, changed or deleted) and commit. None if nothing changed."""
         spec = "\0".join(sorted(set(paths)))
-        if spec:
-            self.run("add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul", input=spec.encode())
+        if spec:  # update-index is ~500x faster than `git add --pathspec-from-file` for many paths
+            self.run("update-index", "--add", "--remove", "-z", "--stdin", input=(spec + "\0").encode())
         args = ["commit", "-q", "--no-verify", "--no-status", "-F", "-"]
         if allow_empty:
             args.append("--allow-empty")
