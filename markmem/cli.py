@@ -1,48 +1,25 @@
 """The ``markmem`` command line: each command parses, makes one Memory call, prints.
 
 Every command takes ``--repo PATH`` (default: $MARKMEM_REPO, else the current directory).
-Errors from the library exit 1 with their message.
+Exit codes: 0 success; 1 a library error (its message is printed), lint issues, or erasure
+hits; 2 a usage error. Admin commands (forget, review, lint, export, api, mcp...) live in
+:mod:`markmem.cli_admin`.
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from dataclasses import asdict, is_dataclass
 from pathlib import Path
 from typing import Any
 
 import click
 
-from .config import Settings
+from . import cli_admin
+from .cli_common import emit as _emit
+from .cli_common import json_option, repo_option
+from .cli_common import open_memory as _open
 from .errors import MarkmemError
-from .memory import Memory
-
-repo_option = click.option("--repo", "repo", type=click.Path(file_okay=False, path_type=Path),
-                           envvar="MARKMEM_REPO", default=".", show_default=True, help="Memory repo path.")
-json_option = click.option("--json", "as_json", is_flag=True, help="Machine-readable JSON output.")
-
-
-def _open(repo: Path, **overrides: Any) -> Memory:
-    settings = Settings.from_env(repo_path=repo)
-    return Memory(repo, settings, background=False, **overrides)
-
-
-def _plain(value: Any) -> Any:
-    if is_dataclass(value) and not isinstance(value, type):
-        return asdict(value)
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if hasattr(value, "to_json"):
-        return value.to_json()
-    return value
-
-
-def _emit(value: Any, as_json: bool) -> None:
-    if as_json:
-        click.echo(json.dumps(_plain(value), indent=2, default=str, ensure_ascii=False))
-    else:
-        click.echo(value if isinstance(value, str) else json.dumps(_plain(value), indent=2, default=str, ensure_ascii=False))
 
 
 class _Group(click.Group):
@@ -64,7 +41,7 @@ def main() -> None:
 @click.option("--encryption", is_flag=True, help="Encrypt every user's content (AES-256-GCM, per-user keys).")
 def init(path: Path, encryption: bool) -> None:
     """Create (or open) a memory repo at PATH."""
-    with _open(path, encryption=encryption) as mem:
+    with _open(path, encryption=encryption, create=True) as mem:
         click.echo(f"memory repo ready at {mem.root}")
 
 
@@ -81,8 +58,11 @@ def add(repo: Path, text: str | None, user_id: str, role: str, occurred_at: str 
         flush: bool, as_json: bool) -> None:
     """Add TEXT (or stdin) to a user's memory."""
     content = text if text is not None else sys.stdin.read()
-    meta = json.loads(metadata) if metadata else None
-    with _open(repo) as mem:
+    try:
+        meta = json.loads(metadata) if metadata else None
+    except ValueError:
+        raise click.BadParameter("must be a JSON object", param_hint="--metadata") from None
+    with _open(repo, create=True) as mem:  # writing creates the repo; reading never does
         result = mem.add([{"role": role, "content": content}], user_id=user_id, metadata=meta, occurred_at=occurred_at)
         if flush:
             mem.flush()
@@ -234,6 +214,8 @@ def stats(repo: Path, as_json: bool) -> None:
     with _open(repo) as mem:
         _emit(mem.stats(), True)
 
+
+cli_admin.register(main)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -61,7 +61,8 @@ def now() -> str:
 def format_time(dt: datetime) -> str:
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=timezone.utc)
-    return dt.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    dt = dt.astimezone(timezone.utc)
+    return f"{dt.year:04d}-" + dt.strftime("%m-%dT%H:%M:%S.%fZ")  # %Y is not zero-padded before 1000
 
 
 def parse_time(value: object, *, field: str = "time") -> str:

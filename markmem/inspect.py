@@ -43,6 +43,13 @@ def get(ctx: Context, ident: str) -> Page | Claim | RawEntry:
     return load_page(ctx, validate_page_id(ident))
 
 
+def owner(ctx: Context, found: Page | Claim | RawEntry) -> str | None:
+    if isinstance(found, (Page, RawEntry)):
+        return found.user_id
+    rows = ctx.cache.rows("SELECT user_id FROM claims WHERE id=?", [found.id])
+    return rows[0]["user_id"] if rows else None
+
+
 def load_page(ctx: Context, page_id: str) -> Page:
     rel = page_path(page_id)
     if not (ctx.root / rel).exists():

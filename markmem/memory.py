@@ -114,9 +114,15 @@ class Memory:
             return hits
         return packing.pack(self._ctx, user_id, hits, budget or self.settings.token_budget, t_valid, t_known)
 
-    def get(self, id: str) -> Page | Claim | RawEntry:
-        """A page (``u/alice/profile/lives-in``), a claim (``c-...``) or a raw entry (``r-...``)."""
-        return inspect.get(self._ctx, id)
+    def get(self, id: str, user_id: str | None = None) -> Page | Claim | RawEntry:
+        """A page (``u/alice/profile/lives-in``), a claim (``c-...``) or a raw entry (``r-...``).
+        With ``user_id``, an id owned by anyone else is NotFound (for shells scoped to one user)."""
+        found = inspect.get(self._ctx, id)
+        if user_id is not None and inspect.owner(self._ctx, found) != validate_user_id(user_id):
+            from .errors import NotFound
+
+            raise NotFound("object", id)
+        return found
 
     def get_all(self, user_id: str, type: str | None = None, include_archived: bool = False) -> list[Page]:
         return inspect.get_all(self._ctx, validate_user_id(user_id), type, include_archived)
@@ -135,6 +141,18 @@ class Memory:
     def review(self, user_id: str | None = None) -> list[dict[str, Any]]:
         """Pending review items (quarantined inputs, low-confidence facts)."""
         return inspect.review_items(self._ctx, None if user_id is None else validate_user_id(user_id))
+
+    def review_show(self, item_id: str) -> dict[str, Any]:
+        """One pending review item plus the (PII-gated) raw turn it refers to, under ``raw``."""
+        from .write import decide
+
+        return decide.show(self._ctx, item_id)
+
+    def review_show(self, item_id: str) -> dict[str, Any]:
+        """One review item with the raw turn it refers to."""
+        from .write import decide
+
+        return decide.show(self._ctx, item_id)
 
     def review_decide(self, item_id: str, decision: str, text: str | None = None) -> dict[str, Any]:
         """Approve, reject or edit (then approve) a review item; recorded in the ops log and committed."""
@@ -156,7 +174,8 @@ class Memory:
 
         return api.verify(self._ctx, validate_user_id(user_id))
 
-    def export(self, user_id: str | None = None, to: str = "jsonl", path: str | Path | None = None) -> Any:
+    def export(self, user_id: str | None = None, to: str = "jsonl", path: str | Path | None = None,
+               progress: Any = None) -> Any:
         """Export memory: ``jsonl`` (lossless), ``mem0``, ``memory-md``, or ``access`` (a
         data-subject access export of one user as JSON and markdown)."""
         if to == "access":
@@ -165,13 +184,15 @@ class Memory:
             return access.export_access(self._ctx, validate_user_id(user_id), path)
         from . import portability
 
-        return portability.export(self._ctx, None if user_id is None else validate_user_id(user_id), to, path)
+        return portability.export(self._ctx, None if user_id is None else validate_user_id(user_id), to, path,
+                                  progress=progress)
 
-    def import_(self, path: str | Path, from_: str = "jsonl", user_id: str | None = None) -> Any:
+    def import_(self, path: str | Path, from_: str = "jsonl", user_id: str | None = None, progress: Any = None) -> Any:
         """Import from ``jsonl`` (a markmem export) or ``mem0``. (``import`` is a Python keyword.)"""
         from . import portability
 
-        return portability.import_(self._ctx, path, from_, None if user_id is None else validate_user_id(user_id))
+        return portability.import_(self._ctx, path, from_, None if user_id is None else validate_user_id(user_id),
+                                   progress=progress)
 
     # -- lifecycle --------------------------------------------------------------------
     def lint(self, fix: bool = False) -> Any:

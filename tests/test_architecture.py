@@ -8,7 +8,7 @@ from pathlib import Path
 import markmem
 
 PKG = Path(markmem.__file__).parent
-SHELLS = {"cli", "mcp_server", "api", "aio"}
+SHELLS = {"cli", "cli_admin", "cli_common", "mcp_server", "api", "aio", "serving", "jsonable"}
 LOW = {"store", "index"}  # must not import upward
 
 

@@ -1,0 +1,109 @@
+"""Export and import: ``jsonl`` (lossless), ``mem0`` (both ways), ``memory-md`` (Claude Code).
+
+    snapshot.read  -> jsonl.dump | mem0.dump | memory_md.dump            (export)
+    jsonl.load -> restore.gate           \\
+    mem0.load | memory_md.load -> memos   }-> restore.write: ONE commit  (import)
+
+Exports read the canonical store only (raw logs, pages, review items), never the cache. Imports
+write through it: raw entries (fsync), pages, review items, then one ``Markmem-Op: import`` commit,
+then the cache. ``Memory.export`` / ``Memory.import_`` are the entry points.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from ..context import Context
+from ..errors import InvalidInput, NotFound
+from ..store.pages import atomic_write
+from . import jsonl, mem0, memory_md, memos, restore, snapshot
+from .snapshot import Progress
+
+EXPORT_FORMATS = ("jsonl", "mem0", "memory-md")
+IMPORT_FORMATS = ("jsonl", "mem0", "memory-md")
+
+
+@dataclass(frozen=True)
+class ExportResult:
+    format: str
+    users: tuple[str, ...]
+    records: int  # jsonl lines, mem0 memories, memory-md bullets
+    path: str | None
+    text: str | None = None  # the export itself when no path was given
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    format: str
+    users: tuple[str, ...]
+    raw: int
+    pages: int
+    claims: int
+    review: int
+    skipped: int  # already present (re-import) or another user's records
+    commit: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def export(ctx: Context, user_id: str | None, to: str, path: str | Path | None,
+           progress: Progress | None = None) -> ExportResult:
+    if to not in EXPORT_FORMATS:
+        raise InvalidInput(f"export format must be one of {(*EXPORT_FORMATS, 'access')}, not {to!r}", field="to")
+    if user_id is not None and user_id not in snapshot.list_users(ctx):
+        raise NotFound("user", user_id)
+    snap = snapshot.read(ctx, user_id, progress)
+    if to == "jsonl":
+        lines = list(jsonl.dump(snap))
+        text, records = "".join(lines), len(lines)
+    elif to == "mem0":
+        text = mem0.dump(snap)
+        records = sum(len(p.active_claims()) for p in snap.pages if p.user_id and not p.archived)
+    else:
+        text, records = memory_md.dump(snap, one_user=user_id is not None)
+    if path is None:
+        return ExportResult(to, tuple(snap.users), records, None, text)
+    try:
+        atomic_write(Path(path), text)
+    except OSError as exc:
+        raise InvalidInput(f"cannot write the export to {path}: {exc}", field="path") from None
+    return ExportResult(to, tuple(snap.users), records, str(path))
+
+
+def import_(ctx: Context, path: str | Path, from_: str, user_id: str | None,
+            progress: Progress | None = None) -> ImportResult:
+    if from_ not in IMPORT_FORMATS:
+        raise InvalidInput(f"import format must be one of {IMPORT_FORMATS}, not {from_!r}", field="from_")
+    text = _read(path)
+    if progress:
+        progress("parse", 1, 3)
+    with ctx.write_lock.held():
+        if from_ == "jsonl":
+            parsed, others = jsonl.load(text.split("\n"), user_id)
+            snap, known = restore.gate(ctx, parsed), 0
+        else:
+            loaded, others = mem0.load(text, user_id) if from_ == "mem0" else memory_md.load(text, user_id)
+            snap, known = memos.to_snapshot(ctx, loaded)
+        if progress:
+            progress("gate", 2, 3)
+        done = restore.write(ctx, snap, from_)
+    if progress:
+        progress("write", 3, 3)
+    return ImportResult(from_, done.users, done.raw, done.pages, done.claims, done.review,
+                        done.skipped + known + others, done.commit)
+
+
+def _read(path: str | Path) -> str:
+    try:
+        return Path(path).read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"cannot read {path}: {exc}", field="path") from None
+
+
+__all__ = ["EXPORT_FORMATS", "IMPORT_FORMATS", "ExportResult", "ImportResult", "export", "import_"]

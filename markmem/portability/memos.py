@@ -1,0 +1,103 @@
+"""Foreign memories (mem0 records, memory-md bullets) -> raw entries + resolved claims.
+
+Each memory passes the same gates as ``add()`` (PII mask/block, injection quarantine), becomes
+a raw entry and one candidate claim, and goes through the resolver, so supersession and page
+placement follow the same rules as compiled facts. The result is a :class:`Snapshot` that
+:mod:`.restore` writes in one commit. Caller holds the writer lock.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..context import Context
+from ..ids import new_raw_id, now
+from ..model import Candidate, Page, RawEntry
+from ..store import raw
+from ..store.pages import page_path, read_page
+from ..write import review
+from ..write.extract import RULES
+from ..write.gate import run_gates
+from ..write.messages import clean_text
+from ..write.resolve import VOCAB, normalise_predicate, resolve
+from .snapshot import Snapshot
+
+ID_FIELD = {"mem0": "mem0_id", "memory-md": "memory_md_id"}
+_MULTI = {predicate for _rx, predicate, _type, multi, _conf in RULES if multi} | {"note"}
+CONFIDENCE = 0.8
+
+
+@dataclass(frozen=True)
+class Memo:
+    user_id: str
+    text: str
+    source: str  # "mem0" | "memory-md"
+    occurred_at: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    predicate: str | None = None
+    value: str | None = None
+    key: str | None = None  # the source's own id, for idempotent re-imports
+    multi: bool | None = None  # multi-valued predicate (known when re-importing markmem's own export)
+
+
+def to_snapshot(ctx: Context, memos: list[Memo]) -> tuple[Snapshot, int]:
+    """Returns the snapshot to write and how many memos were skipped as already imported."""
+    fresh = _unseen(ctx, memos)
+    stamp = now()
+    texts = [clean_text(m.text, max_bytes=ctx.settings.max_input_bytes, field="memory") for m in fresh]
+    gated = run_gates(texts, ctx.scanner, ctx.settings.pii_policy, ctx.detect_injection) if texts else []
+    entries: dict[str, RawEntry] = {}
+    cands: list[Candidate] = []
+    for memo, g in zip(fresh, gated, strict=True):
+        meta = dict(memo.metadata)
+        if memo.key is not None:
+            meta[ID_FIELD[memo.source]] = memo.key
+        entry = RawEntry(id=new_raw_id(), user_id=memo.user_id, role="tool", content=g.text, recorded_at=stamp,
+                         occurred_at=memo.occurred_at, speaker=memo.source, metadata=meta, pii=g.entities,
+                         quarantined=g.quarantined, path=raw.raw_path(memo.user_id, stamp))
+        entries[entry.id] = entry
+        if not entry.quarantined:
+            cands.append(_candidate(entry, memo, g.text))
+    res = resolve(cands, entries, _loader(ctx), stamp, ctx.settings.review_below)
+    items = [review.quarantine_item(e, stamp) for e in entries.values() if e.quarantined]
+    items += [review.low_confidence_item(c, e, stamp) for c, e in res.review]
+    snap = Snapshot(users=sorted({e.user_id for e in entries.values()}),
+                    raw=[(e, True) for e in entries.values()], pages=list(res.pages.values()), review=items)
+    return snap, len(memos) - len(fresh)
+
+
+def _candidate(entry: RawEntry, memo: Memo, text: str) -> Candidate:
+    predicate = normalise_predicate(memo.predicate or "note")
+    value = text
+    if memo.value is not None and predicate != "note" and memo.value in text:  # never an ungated value
+        value = memo.value
+    kind = VOCAB.get(predicate, "note" if predicate == "note" else "fact")
+    return Candidate(entry.id, memo.user_id, predicate, value, text, CONFIDENCE, "tool_derived", kind,
+                     multi=memo.multi if memo.multi is not None else predicate in _MULTI)
+
+
+def _unseen(ctx: Context, memos: list[Memo]) -> list[Memo]:
+    seen: set[tuple[str, str, str]] = set()
+    for uid in sorted({m.user_id for m in memos}):
+        for e in raw.iter_entries(ctx.root, ctx.codec, uid):
+            for source, fld in ID_FIELD.items():
+                if fld in e.metadata:
+                    seen.add((uid, source, str(e.metadata[fld])))
+    out = []
+    for m in memos:
+        mark = (m.user_id, m.source, m.key or "")
+        if m.key is None or mark not in seen:
+            seen.add(mark)
+            out.append(m)
+    return out
+
+
+def _loader(ctx: Context):  # type: ignore[no-untyped-def]
+    def load(page_id: str) -> Page | None:
+        rel = page_path(page_id)
+        if not (ctx.root / rel).exists():
+            return None
+        return read_page(ctx.root, rel, ctx.codec)  # MalformedPage stops the import: never clobber
+
+    return load
