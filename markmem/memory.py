@@ -13,7 +13,7 @@ from .context import Context
 from .errors import MarkmemError
 from .ids import parse_time, validate_user_id
 from .index.rebuild import Progress, RebuildReport, rebuild
-from .model import AddResult, Claim, Commit, CompileReport, Hit, Pack, Page, RawEntry
+from .model import AddResult, Claim, CompileReport, Hit, Pack, Page, RawEntry
 from .read import pack as packing
 from .read import search as searching
 from .setup import build_context
@@ -144,12 +144,6 @@ class Memory:
 
     def review_show(self, item_id: str) -> dict[str, Any]:
         """One pending review item plus the (PII-gated) raw turn it refers to, under ``raw``."""
-        from .write import decide
-
-        return decide.show(self._ctx, item_id)
-
-    def review_show(self, item_id: str) -> dict[str, Any]:
-        """One review item with the raw turn it refers to."""
         from .write import decide
 
         return decide.show(self._ctx, item_id)
