@@ -17,7 +17,7 @@ import sqlite_utils
 
 from ..model import Page, RawEntry
 from . import schema
-from .text import claim_body, content_hash, turn_body
+from .text import claim_body, content_hash, link_neighbours, turn_body
 
 
 class Cache:
@@ -90,6 +90,7 @@ class Cache:
             "ON CONFLICT(id) DO UPDATE SET compiled=max(compiled, excluded.compiled)",
             rows,
         )
+        link_neighbours(self.db, [r[0] for r in rows])  # the neighbour-context FTS column
 
     def mark_compiled(self, raw_ids: Sequence[str]) -> None:
         self.db.executemany("UPDATE raw SET compiled=1 WHERE id=?", [(r,) for r in raw_ids])
@@ -141,10 +142,10 @@ class Cache:
             self.db.execute("INSERT OR REPLACE INTO problems(path, reason) VALUES (?,?)", (path, reason))
 
     # -- reads ----------------------------------------------------------------------
-    def rows(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+    def rows(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
         cur = self.db.execute(sql, params)
         cols = [d[0] for d in cur.description or ()]
-        return [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]  # type: ignore[misc]
+        return [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
 
     def count(self, table: str, user_id: str | None = None) -> int:
         if user_id is None:

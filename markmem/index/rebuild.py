@@ -10,6 +10,7 @@ from ..errors import MalformedPage
 from ..store import raw
 from ..store.codec import Codec
 from ..store.pages import iter_page_files, read_page
+from ..store.repo import iter_ops
 from .cache import Cache
 from .text import content_hash
 
@@ -44,12 +45,20 @@ def rebuild(root: Path, cache: Cache, codec: Codec, progress: Progress | None = 
             report.raw += len(compiled) + len(pending)
             if progress:
                 progress("raw", i + 1, len(files))
+        apply_review_ops(root, cache)
         pages = iter_page_files(root)
         for i, rel in enumerate(pages):
             _index_page(root, rel, cache, codec, report)
             if progress and (i % 200 == 0 or i + 1 == len(pages)):
                 progress("pages", i + 1, len(pages))
     return report
+
+
+def apply_review_ops(root: Path, cache: Cache) -> None:
+    """Replay review decisions on quarantined turns (approve shows one, reject keeps it hidden)."""
+    for op in iter_ops(root):
+        if op.get("op") == "review" and "quarantine" in op and op.get("raw_id"):
+            cache.set_quarantine(str(op["raw_id"]), op["quarantine"])
 
 
 def _index_page(root: Path, rel: str, cache: Cache, codec: Codec, report: RebuildReport) -> None:

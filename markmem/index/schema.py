@@ -1,18 +1,34 @@
-"""Cache schema. Bump ``VERSION`` on any change: an old cache is then rebuilt, never migrated."""
+"""Cache schema. Bump ``VERSION`` on any change: an old cache is then rebuilt, never migrated.
+
+Besides the rows mirrored from the repo, two derived pieces serve the read path:
+
+* ``raw.context``: the text of a turn's neighbours in its session (see ``index.text``), indexed as
+  a second, lower-weight FTS5 column, so a terse answer is found by the question before it;
+  ``raw.question`` marks a turn that asks something and ``raw.answer`` is the rowid of the next
+  turn of the session, by someone else, that answers it;
+* ``raw_vocab``: how many rows each (stemmed) term is in, so a query can drop the terms that would
+  cost the most and rank the least (see ``read.fts.prune``);
+* ``user_gen``: per-user counters bumped by triggers on every insert (``added``) and every
+  delete or change (``changed``). In-memory state derived from the cache (the per-user vector
+  matrix) compares them, plus the cache's random ``epoch``, to know when it is stale.
+"""
 
 from __future__ import annotations
 
-VERSION = 3
+VERSION = 4
 
 DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+INSERT OR IGNORE INTO meta(key, value) VALUES ('epoch', lower(hex(randomblob(8))));
 CREATE TABLE IF NOT EXISTS raw (
   rowid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, user_id TEXT NOT NULL, path TEXT NOT NULL,
   role TEXT, speaker TEXT, agent_id TEXT, run_id TEXT, content TEXT NOT NULL, body TEXT NOT NULL,
   occurred_at TEXT, recorded_at TEXT NOT NULL, valid_at TEXT NOT NULL, metadata TEXT,
-  quarantined TEXT, compiled INTEGER NOT NULL DEFAULT 0, hash TEXT NOT NULL
+  quarantined TEXT, compiled INTEGER NOT NULL DEFAULT 0, hash TEXT NOT NULL,
+  context TEXT NOT NULL DEFAULT '', question INTEGER NOT NULL DEFAULT 0, answer INTEGER
 );
 CREATE INDEX IF NOT EXISTS raw_user ON raw(user_id, valid_at);
+CREATE INDEX IF NOT EXISTS raw_seq ON raw(user_id, recorded_at);
 CREATE TABLE IF NOT EXISTS pages (
   id TEXT PRIMARY KEY, user_id TEXT, type TEXT NOT NULL, path TEXT NOT NULL, title TEXT,
   body TEXT, pinned INTEGER NOT NULL DEFAULT 0, archived INTEGER NOT NULL DEFAULT 0,
@@ -34,19 +50,33 @@ CREATE TABLE IF NOT EXISTS vectors (
 );
 CREATE INDEX IF NOT EXISTS vectors_user ON vectors(user_id, kind);
 CREATE TABLE IF NOT EXISTS problems (path TEXT PRIMARY KEY, reason TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS user_gen (
+  user_id TEXT PRIMARY KEY, added INTEGER NOT NULL DEFAULT 0, changed INTEGER NOT NULL DEFAULT 0
+);
 CREATE VIRTUAL TABLE IF NOT EXISTS raw_fts USING fts5(
-  body, content='raw', content_rowid='rowid', tokenize='porter unicode61 remove_diacritics 2');
+  body, context, content='raw', content_rowid='rowid', tokenize='porter unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE IF NOT EXISTS raw_vocab USING fts5vocab(raw_fts, 'row');
 CREATE VIRTUAL TABLE IF NOT EXISTS claims_fts USING fts5(
   body, content='claims', content_rowid='rowid', tokenize='porter unicode61 remove_diacritics 2');
 CREATE TRIGGER IF NOT EXISTS raw_ai AFTER INSERT ON raw BEGIN
-  INSERT INTO raw_fts(rowid, body) VALUES (new.rowid, new.body); END;
+  INSERT INTO raw_fts(rowid, body, context) VALUES (new.rowid, new.body, new.context);
+  INSERT INTO user_gen(user_id, added) VALUES (new.user_id, 1)
+    ON CONFLICT(user_id) DO UPDATE SET added = added + 1; END;
 CREATE TRIGGER IF NOT EXISTS raw_ad AFTER DELETE ON raw BEGIN
-  INSERT INTO raw_fts(raw_fts, rowid, body) VALUES ('delete', old.rowid, old.body); END;
-CREATE TRIGGER IF NOT EXISTS raw_au AFTER UPDATE OF body ON raw BEGIN
-  INSERT INTO raw_fts(raw_fts, rowid, body) VALUES ('delete', old.rowid, old.body);
-  INSERT INTO raw_fts(rowid, body) VALUES (new.rowid, new.body); END;
+  INSERT INTO raw_fts(raw_fts, rowid, body, context) VALUES ('delete', old.rowid, old.body, old.context);
+  UPDATE user_gen SET changed = changed + 1 WHERE user_id = old.user_id; END;
+CREATE TRIGGER IF NOT EXISTS raw_au AFTER UPDATE OF body, context ON raw BEGIN
+  INSERT INTO raw_fts(raw_fts, rowid, body, context) VALUES ('delete', old.rowid, old.body, old.context);
+  INSERT INTO raw_fts(rowid, body, context) VALUES (new.rowid, new.body, new.context); END;
+CREATE TRIGGER IF NOT EXISTS raw_aq AFTER UPDATE OF content, quarantined ON raw BEGIN
+  UPDATE user_gen SET changed = changed + 1 WHERE user_id = new.user_id; END;
 CREATE TRIGGER IF NOT EXISTS claims_ai AFTER INSERT ON claims BEGIN
-  INSERT INTO claims_fts(rowid, body) VALUES (new.rowid, new.body); END;
+  INSERT INTO claims_fts(rowid, body) VALUES (new.rowid, new.body);
+  INSERT INTO user_gen(user_id, added) VALUES (coalesce(new.user_id, ''), 1)
+    ON CONFLICT(user_id) DO UPDATE SET added = added + 1; END;
 CREATE TRIGGER IF NOT EXISTS claims_ad AFTER DELETE ON claims BEGIN
-  INSERT INTO claims_fts(claims_fts, rowid, body) VALUES ('delete', old.rowid, old.body); END;
+  INSERT INTO claims_fts(claims_fts, rowid, body) VALUES ('delete', old.rowid, old.body);
+  UPDATE user_gen SET changed = changed + 1 WHERE user_id = coalesce(old.user_id, ''); END;
+CREATE TRIGGER IF NOT EXISTS claims_au AFTER UPDATE ON claims BEGIN
+  UPDATE user_gen SET changed = changed + 1 WHERE user_id = coalesce(new.user_id, ''); END;
 """

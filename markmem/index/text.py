@@ -1,16 +1,57 @@
-"""What text is indexed for each unit. Kept in one place: it shapes recall more than fusion does."""
+"""What text is indexed for each unit. Kept in one place: it shapes recall more than fusion does.
+
+A turn is indexed as ``[8 May 2023] Speaker: text`` (the date in words, so "in May" or "2023"
+match), plus a second FTS column, ``context``, holding the text of its neighbours in the same
+session (up to ``NEIGHBOURS`` turns either side). A reply such as "Oscar, my guinea pig!" is then
+found by the question that came before it ("what pet do you have?"). Neighbours are the user's
+adjacent turns in recording order, on the same run and agent, less than ``SESSION_GAP`` apart in
+valid time; quarantined turns are nobody's neighbours. A turn that asks something (it ends with
+"?") is linked to the next turn of its session when someone else says it: that is its answer,
+and the read path lets the answer inherit the question's relevance. Both are pure functions of
+the user's log, so a rebuilt cache holds the same text and links.
+"""
 
 from __future__ import annotations
 
 import hashlib
+import re
+import sqlite3
+from collections.abc import Sequence
+from datetime import datetime, timedelta
 
 from ..model import Claim, RawEntry
 
+NEIGHBOURS = 2
+SESSION_GAP = timedelta(hours=2)
+_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
+           "October", "November", "December")
+# "Caroline: hi" - a transcript line names its speaker; 1-3 capitalised words, then ": ".
+_SPEAKER = re.compile(r"([A-Z][\w'.-]{0,30}(?: [A-Z][\w'.-]{0,30}){0,2}): ")
+
+
+def turn_text(content: str, speaker: str | None) -> str:
+    return f"{speaker}: {content}" if speaker else content
+
+
+def turn_speaker(content: str, speaker: str | None) -> str | None:
+    """Who said a turn: the ``name`` given with it, else a transcript-style ``Name: `` prefix."""
+    if speaker:
+        return speaker
+    m = _SPEAKER.match(content)
+    return m.group(1) if m else None
+
+
+def human_date(iso: str) -> str:
+    """``2023-05-08T13:56:00Z`` -> ``8 May 2023``."""
+    try:
+        return f"{int(iso[8:10])} {_MONTHS[int(iso[5:7]) - 1]} {iso[:4]}"
+    except (ValueError, IndexError):
+        return iso[:10]
+
 
 def turn_body(entry: RawEntry) -> str:
-    """``[YYYY-MM-DD] Speaker: text``: the date helps temporal questions, the speaker who-questions."""
-    who = f"{entry.speaker}: " if entry.speaker else ""
-    return f"[{entry.when[:10]}] {who}{entry.content}"
+    """``[8 May 2023] Speaker: text``: the date helps temporal questions, the speaker who-questions."""
+    return f"[{human_date(entry.when)}] {turn_text(entry.content, entry.speaker)}"
 
 
 def claim_body(claim: Claim) -> str:
@@ -20,3 +61,87 @@ def claim_body(claim: Claim) -> str:
 
 def content_hash(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=12).hexdigest()
+
+
+# -- neighbour context and question -> answer links ----------------------------------------
+_COLS = "rowid, run_id, agent_id, valid_at, speaker, content, role, context, question, answer"
+_QUESTION = re.compile(r"\?[\s\"')]*(?:\[[^\]]*\])?\s*$")  # ends with "?" (a trailing [note] aside)
+
+
+def is_question(content: str) -> bool:
+    return bool(_QUESTION.search(content))
+
+
+def link_neighbours(db: sqlite3.Connection, raw_ids: Sequence[str]) -> int:
+    """Recompute context, question flag and answer link around the given (new) turns.
+
+    Returns how many rows changed.
+    """
+    changed = 0
+    ids = list(dict.fromkeys(raw_ids))
+    for i in range(0, len(ids), 500):
+        chunk = ids[i:i + 500]
+        marks = ",".join("?" * len(chunk))
+        spans = db.execute(
+            f"SELECT user_id, min(recorded_at), max(recorded_at) FROM raw WHERE id IN ({marks}) GROUP BY user_id",
+            chunk,
+        ).fetchall()
+        for user_id, lo, hi in spans:
+            changed += _relink(db, user_id, lo, hi)
+    return changed
+
+
+def _relink(db: sqlite3.Connection, user_id: str, lo: str, hi: str) -> int:
+    reach = 2 * NEIGHBOURS  # a changed row's neighbours need their own neighbours to recompute
+    live = "user_id = ? AND quarantined IS NULL"
+    before = db.execute(f"SELECT {_COLS} FROM raw WHERE {live} AND recorded_at < ? "
+                        "ORDER BY recorded_at DESC, rowid DESC LIMIT ?", (user_id, lo, reach)).fetchall()
+    middle = db.execute(f"SELECT {_COLS} FROM raw WHERE {live} AND recorded_at BETWEEN ? AND ? "
+                        "ORDER BY recorded_at, rowid", (user_id, lo, hi)).fetchall()
+    after = db.execute(f"SELECT {_COLS} FROM raw WHERE {live} AND recorded_at > ? "
+                       "ORDER BY recorded_at, rowid LIMIT ?", (user_id, hi, reach)).fetchall()
+    seq = before[::-1] + middle + after
+    first = max(0, len(before) - NEIGHBOURS)
+    last = len(before) + len(middle) + min(NEIGHBOURS, len(after))
+    links = [_same_session(a, b) for a, b in zip(seq, seq[1:], strict=False)]
+    updates = []
+    for i in range(first, last):
+        new = (_context(seq, links, i), int(is_question(seq[i][5])), _answer(seq, links, i))
+        if new != tuple(seq[i][7:10]):
+            updates.append((*new, seq[i][0]))
+    db.executemany("UPDATE raw SET context = ?, question = ?, answer = ? WHERE rowid = ?", updates)
+    return len(updates)
+
+
+def _context(seq: list[tuple], links: list[bool], i: int) -> str:
+    parts: list[str] = []
+    j = i
+    while j > 0 and i - j < NEIGHBOURS and links[j - 1]:
+        j -= 1
+        parts.insert(0, turn_text(seq[j][5], seq[j][4]))
+    j = i
+    while j < len(seq) - 1 and j - i < NEIGHBOURS and links[j]:
+        j += 1
+        parts.append(turn_text(seq[j][5], seq[j][4]))
+    return "\n".join(parts)
+
+
+def _answer(seq: list[tuple], links: list[bool], i: int) -> int | None:
+    """The next turn of the session, if this one asks and someone else speaks next."""
+    if i + 1 >= len(seq) or not links[i] or not is_question(seq[i][5]):
+        return None
+    asker, other = seq[i], seq[i + 1]
+    who_a, who_b = turn_speaker(asker[5], asker[4]), turn_speaker(other[5], other[4])
+    if (who_a or who_b) and who_a != who_b:
+        return int(other[0])
+    return int(other[0]) if not (who_a or who_b) and asker[6] != other[6] else None
+
+
+def _same_session(a: tuple, b: tuple) -> bool:
+    if a[1] != b[1] or a[2] != b[2]:
+        return False
+    return abs(_time(b[3]) - _time(a[3])) < SESSION_GAP
+
+
+def _time(iso: str) -> datetime:
+    return datetime.fromisoformat(iso.replace("Z", "+00:00"))

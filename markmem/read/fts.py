@@ -1,31 +1,178 @@
-"""Lexical lanes over FTS5 (BM25): claims and raw turns, filtered by user and by time."""
+"""Lexical lanes over FTS5 (BM25): claims, raw turns, and the exact lane; filtered by user and time.
+
+Every lane returns light rows (what ranking needs); ``hydrate`` fetches full rows for the few hits
+that are returned. The same time filters apply to every lane, so a vector-only candidate passes
+through ``filtered`` before it may rank.
+"""
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
 from typing import Any
 
 from ..index.cache import Cache
+from ..index.text import NEIGHBOURS
+from .query import or_query, phrase, quote
+from .stem import stem
+
+TURN_COLS = "r.rowid AS rowid, r.id AS id, r.user_id AS user_id, r.role AS role, r.speaker AS speaker, " \
+            "substr(r.content, 1, 80) AS head, r.valid_at AS valid_at, r.question AS question, r.answer AS answer"
+CLAIM_COLS = "c.id AS id, c.user_id AS user_id, c.type AS type, c.provenance AS provenance, " \
+             "c.valid_from AS valid_from, c.sources AS sources"
+Row = dict[str, Any]
 
 
-def claim_lane(cache: Cache, match: str, user_id: str, limit: int, as_of: str | None, known_at: str | None) -> list[dict[str, Any]]:
-    where, params = _claim_time(as_of, known_at)
+def prune(cache: Cache, terms: Sequence[str], budget: int) -> tuple[str | None, list[str]]:
+    """The turn lane's MATCH expression within a cost budget; and the terms it left out.
+
+    FTS5 computes BM25 for every matching row (~1 us each), so cost follows the terms' row
+    counts; a query within ``budget`` is left alone. Otherwise a term in over half the rows (a
+    speaker's name on every "Name: ..." line) goes: FTS5 floors its IDF at ~0, so it ranks
+    nothing. The others are taken rarest first while the rows they match fit in ``budget``; a
+    term that no longer fits is matched in the turn's own text only (not in its neighbours'
+    context, ~1/5 of the rows), or left out if even that does not fit. The rarest term always
+    stays. Counts come from ``raw_vocab``; a term it does not know counts as rare.
+    """
+    words = list(terms)
+    if len(words) <= 1:
+        return or_query(words), []
+    stems = {w: stem(w) for w in words if w.isalnum()}
+    total = cache.db.execute("SELECT max(rowid) FROM raw").fetchone()[0] or 0
+    df = {s: row_count(cache, s, total) for s in set(stems.values())}
+    count = {w: df.get(stems.get(w, ""), 0) for w in words}
+    if sum(count.values()) <= budget:
+        return or_query(words), []
+    body_share = 1.0 / (1 + 2 * NEIGHBOURS)
+    full: list[str] = []
+    body: list[str] = []
+    spent = 0.0
+    for w in sorted(words, key=lambda w: (count[w], words.index(w))):
+        if full and 2 * count[w] > total:
+            continue
+        if not full or spent + count[w] <= budget:
+            full.append(w)
+            spent += count[w]
+        elif spent + count[w] * body_share <= budget:
+            body.append(w)
+            spent += count[w] * body_share
+    parts = [quote(w) for w in words if w in full] + ["body : " + quote(w) for w in words if w in body]
+    return (" OR ".join(parts) or None), [w for w in words if w not in full and w not in body]
+
+
+_DF: OrderedDict[tuple[str, str], tuple[int, int]] = OrderedDict()
+_DF_LOCK = threading.Lock()
+
+
+def row_count(cache: Cache, term: str, total: int) -> int:
+    """Rows holding a stemmed term, from ``raw_vocab`` (which walks the term's doclist, so the
+    count is kept per process until the table has grown by a tenth: it only steers cost)."""
+    key = (str(cache.path), term)
+    with _DF_LOCK:
+        hit = _DF.get(key)
+        if hit is not None and hit[1] <= total <= hit[1] * 1.1 + 10:
+            return hit[0]
+    row = cache.db.execute("SELECT doc FROM raw_vocab WHERE term = ?", (term,)).fetchone()
+    count = int(row[0]) if row else 0
+    with _DF_LOCK:
+        _DF[key] = (count, total)
+        if len(_DF) > 50_000:
+            _DF.popitem(last=False)
+    return count
+
+
+def turn_lane(cache: Cache, match: str, user_id: str, limit: int, as_of: str | None, known_at: str | None,
+              context_weight: float = 0.3) -> list[Row]:
+    where, params = turn_time(as_of, known_at)
     sql = (
-        "SELECT c.*, bm25(claims_fts) AS bm25 FROM claims_fts JOIN claims c ON c.rowid = claims_fts.rowid "
-        f"WHERE claims_fts MATCH ? AND c.user_id = ? AND c.archived = 0 {where} ORDER BY bm25 LIMIT ?"
+        f"SELECT {TURN_COLS}, -bm25(raw_fts, 1.0, ?) AS bm25 FROM raw_fts JOIN raw r ON r.rowid = raw_fts.rowid "
+        f"WHERE raw_fts MATCH ? AND r.user_id = ? AND r.quarantined IS NULL {where} ORDER BY bm25 DESC LIMIT ?"
+    )
+    return cache.rows(sql, [context_weight, match, user_id, *params, limit])
+
+
+def claim_lane(cache: Cache, match: str, user_id: str, limit: int, as_of: str | None,
+               known_at: str | None) -> list[Row]:
+    where, params = claim_time(as_of, known_at)
+    sql = (
+        f"SELECT {CLAIM_COLS}, -bm25(claims_fts) AS bm25 FROM claims_fts JOIN claims c ON c.rowid = claims_fts.rowid "
+        f"WHERE claims_fts MATCH ? AND c.user_id = ? AND c.archived = 0 {where} ORDER BY bm25 DESC LIMIT ?"
     )
     return cache.rows(sql, [match, user_id, *params, limit])
 
 
-def turn_lane(cache: Cache, match: str, user_id: str, limit: int, as_of: str | None, known_at: str | None) -> list[dict[str, Any]]:
-    where, params = _turn_time(as_of, known_at)
-    sql = (
-        "SELECT r.*, bm25(raw_fts) AS bm25 FROM raw_fts JOIN raw r ON r.rowid = raw_fts.rowid "
-        f"WHERE raw_fts MATCH ? AND r.user_id = ? AND r.quarantined IS NULL {where} ORDER BY bm25 LIMIT ?"
-    )
-    return cache.rows(sql, [match, user_id, *params, limit])
+def exact_lane(cache: Cache, literals: Sequence[str], user_id: str, limit: int, as_of: str | None,
+               known_at: str | None) -> list[tuple[str, Row]]:
+    """Units whose text contains a literal (case-insensitive), found via its FTS phrase, then checked."""
+    out: list[tuple[str, Row]] = []
+    seen: set[tuple[str, str]] = set()
+    for lit in literals:
+        expr = phrase(lit)
+        if expr is None:
+            continue
+        needle = lit.casefold()
+        t_where, t_params = turn_time(as_of, known_at)
+        turns = cache.rows(
+            f"SELECT {TURN_COLS}, r.content AS text FROM raw_fts JOIN raw r ON r.rowid = raw_fts.rowid "
+            f"WHERE raw_fts MATCH ? AND r.user_id = ? AND r.quarantined IS NULL {t_where} "
+            "ORDER BY r.valid_at DESC, r.rowid DESC LIMIT ?",
+            ["body : " + expr, user_id, *t_params, limit * 4],
+        )
+        c_where, c_params = claim_time(as_of, known_at)
+        claims = cache.rows(
+            f"SELECT {CLAIM_COLS}, c.text AS text FROM claims_fts JOIN claims c ON c.rowid = claims_fts.rowid "
+            f"WHERE claims_fts MATCH ? AND c.user_id = ? AND c.archived = 0 {c_where} LIMIT ?",
+            [expr, user_id, *c_params, limit * 4],
+        )
+        for kind, rows in (("claim", claims), ("turn", turns)):
+            for row in rows:
+                if needle in row["text"].casefold() and (kind, row["id"]) not in seen:
+                    seen.add((kind, row["id"]))
+                    out.append((kind, row))
+    return out[:limit]
 
 
-def _claim_time(as_of: str | None, known_at: str | None) -> tuple[str, list[str]]:
+def filtered(cache: Cache, kind: str, ids: Sequence[str], user_id: str, as_of: str | None,
+             known_at: str | None) -> list[Row]:
+    """Light rows for candidates found by id (the vector lane), under the lexical lanes' filters."""
+    if not ids:
+        return []
+    marks = ",".join("?" * len(ids))
+    if kind == "turn":
+        where, params = turn_time(as_of, known_at)
+        sql = (f"SELECT {TURN_COLS} FROM raw r WHERE r.id IN ({marks}) AND +r.user_id = ? "
+               f"AND r.quarantined IS NULL {where}")
+    else:
+        where, params = claim_time(as_of, known_at)
+        sql = f"SELECT {CLAIM_COLS} FROM claims c WHERE c.id IN ({marks}) AND +c.user_id = ? AND c.archived = 0 {where}"
+    return cache.rows(sql, [*ids, user_id, *params])
+
+
+def answers(cache: Cache, rowids: Sequence[int], user_id: str, as_of: str | None,
+            known_at: str | None) -> list[Row]:
+    """Light rows of the turns that answer candidate questions (by rowid), under the same filters."""
+    if not rowids:
+        return []
+    where, params = turn_time(as_of, known_at)
+    marks = ",".join("?" * len(rowids))
+    sql = (f"SELECT {TURN_COLS} FROM raw r WHERE r.rowid IN ({marks}) AND +r.user_id = ? "
+           f"AND r.quarantined IS NULL {where}")
+    return cache.rows(sql, [*rowids, user_id, *params])
+
+
+def hydrate(cache: Cache, kind: str, ids: Sequence[str], user_id: str) -> dict[str, Row]:
+    """Full rows by id, never another user's."""
+    if not ids:
+        return {}
+    table = "raw" if kind == "turn" else "claims"
+    marks = ",".join("?" * len(ids))
+    # "+user_id": look rows up by id (the unique index), then check the owner
+    rows = cache.rows(f"SELECT * FROM {table} WHERE id IN ({marks}) AND +user_id = ?", [*ids, user_id])
+    return {r["id"]: r for r in rows}
+
+
+def claim_time(as_of: str | None, known_at: str | None) -> tuple[str, list[str]]:
     clauses, params = [], []
     if as_of is None and known_at is None:
         clauses.append("c.valid_until IS NULL")
@@ -38,7 +185,7 @@ def _claim_time(as_of: str | None, known_at: str | None) -> tuple[str, list[str]
     return "".join(" AND " + c for c in clauses), params
 
 
-def _turn_time(as_of: str | None, known_at: str | None) -> tuple[str, list[str]]:
+def turn_time(as_of: str | None, known_at: str | None) -> tuple[str, list[str]]:
     clauses, params = [], []
     if as_of is not None:
         clauses.append("r.valid_at <= ?")

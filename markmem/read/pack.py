@@ -1,72 +1,113 @@
 """Context packs: a token-budgeted, prompt-ready block; active claims only; every line cited by id.
 
-L0 (standing context: active claims on pinned pages) comes first, then the search hits, in a
-deterministic order, until the budget is spent.
+Layout, in this order, until the budget is spent (a line that does not fit is skipped, the
+next may still fit):
+
+1. ``## What I remember about this user``: standing context (L0), the active claims of pinned
+   pages, by page and claim id;
+2. ``## Relevant memories``: the search hits in rank order, each ``- text (date) [id]``.
+
+In a current pack (no ``as_of``/``known_at``) a superseded claim never appears, and neither does
+a turn whose every extracted claim has since been superseded: what it said is known to be stale.
+Tokens are counted with :mod:`markmem.adapters.tokens` (the built-in model's WordPiece tokenizer,
+or a named fallback); the pack records which. Same inputs, same pack, byte for byte.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Callable, Sequence
 
 from ..context import Context
 from ..model import Hit, Pack
+from .fts import claim_time
+
+HEADER = "## What I remember about this user"
+RELEVANT = "## Relevant memories"
 
 
-def _counter():  # type: ignore[no-untyped-def]
+def _counter() -> tuple[Callable[[list[str]], list[int]], str]:
     try:
-        from ..adapters.tokens import count_tokens, tokenizer_name
+        from ..adapters.tokens import count_tokens_batch, tokenizer_name
 
-        return count_tokens, tokenizer_name()
-    except Exception:  # tokenizer unavailable: a conservative estimate, named as such
-        return (lambda t: int(len(t.split()) * 1.4) + 1), "estimate: 1.4 x words"
+        return count_tokens_batch, tokenizer_name()
+    except ImportError:  # the adapter is missing: a conservative estimate, named as such
+        return (lambda texts: [int(len(t.split()) * 1.4) + 1 for t in texts]), "estimate: 1.4 x words"
 
 
 def standing_claims(ctx: Context, user_id: str, as_of: str | None, known_at: str | None) -> list[dict[str, object]]:
-    sql = ("SELECT c.id, c.text, c.valid_from FROM claims c JOIN pages p ON p.id = c.page_id "
-           "WHERE c.user_id = ? AND p.pinned = 1 AND p.archived = 0")
-    params: list[object] = [user_id]
-    if as_of is None and known_at is None:
-        sql += " AND c.valid_until IS NULL"
-    if as_of is not None:
-        sql += " AND (c.valid_from IS NULL OR c.valid_from <= ?) AND (c.valid_until IS NULL OR c.valid_until > ?)"
-        params += [as_of, as_of]
-    if known_at is not None:
-        sql += " AND c.recorded_at <= ? AND (c.closed_at IS NULL OR c.closed_at > ?)"
-        params += [known_at, known_at]
-    return ctx.cache.rows(sql + " ORDER BY c.page_id, c.id", params)
+    where, params = claim_time(as_of, known_at)
+    sql = ("SELECT c.id, c.text FROM claims c JOIN pages p ON p.id = c.page_id "
+           f"WHERE c.user_id = ? AND p.pinned = 1 AND p.archived = 0 AND c.archived = 0 {where} "
+           "ORDER BY c.page_id, c.id")
+    return ctx.cache.rows(sql, [user_id, *params])
+
+
+def stale_turns(ctx: Context, user_id: str, turn_ids: Sequence[str]) -> set[str]:
+    """Turns cited only by claims that have been closed (superseded or ended)."""
+    if not turn_ids:
+        return set()
+    closed = _citing(ctx, user_id, turn_ids, "IS NOT NULL")
+    if not closed:
+        return set()
+    return closed - _citing(ctx, user_id, sorted(closed), "IS NULL")
+
+
+def _citing(ctx: Context, user_id: str, turn_ids: Sequence[str], validity: str) -> set[str]:
+    ids = set(turn_ids)
+    rows = ctx.cache.rows(
+        f"SELECT c.sources FROM claims c WHERE c.user_id = ? AND c.archived = 0 AND c.valid_until {validity} "
+        f"AND ({' OR '.join('instr(c.sources, ?) > 0' for _ in ids)})",
+        [user_id, *(f"#{i}\"" for i in sorted(ids))],
+    )
+    found = {ref.rsplit("#", 1)[-1] for r in rows for ref in json.loads(r["sources"] or "[]")}
+    return found & ids
 
 
 def pack(ctx: Context, user_id: str, hits: Sequence[Hit], budget: int, as_of: str | None = None,
          known_at: str | None = None) -> Pack:
+    current = as_of is None and known_at is None
+    items: list[tuple[str, str]] = [("", HEADER)]
+    items += [(str(r["id"]), f"- {_one_line(str(r['text']))} [{r['id']}]")
+              for r in standing_claims(ctx, user_id, as_of, known_at)]
+    stale = stale_turns(ctx, user_id, [h.id for h in hits if h.kind == "turn"]) if current else set()
+    kept = [h for h in hits if not (current and (h.valid_until is not None or h.id in stale))]
+    if kept:
+        items.append(("", RELEVANT))
+    items += [(h.id, _line(h)) for h in kept]
+    return _fit(items, budget, tuple(hits))
+
+
+def _line(h: Hit) -> str:
+    date = f" ({h.valid_from[:10]})" if h.kind == "turn" and h.valid_from else ""
+    return f"- {_one_line(h.text)}{date} [{h.id}]"
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _fit(items: list[tuple[str, str]], budget: int, hits: tuple[Hit, ...]) -> Pack:
     count, name = _counter()
-    header = "## What I remember about this user"
-    lines: list[str] = [header]
-    used = count(header)
+    costs = count([line + "\n" for _, line in items])
+    lines: list[str] = []
     cited: list[str] = []
-    seen: set[str] = set()
-    items: list[tuple[str, str]] = []
-    for row in standing_claims(ctx, user_id, as_of, known_at):
-        items.append((str(row["id"]), f"- {row['text']} [{row['id']}]"))
-    if hits:
-        items.append(("", "## Relevant memories"))
-    for h in hits:
-        if h.kind == "claim" and h.valid_until is not None and as_of is None and known_at is None:
-            continue  # superseded claims never reach a current pack
-        date = f" ({h.valid_from[:10]})" if h.kind == "turn" and h.valid_from else ""
-        items.append((h.id, f"- {' '.join(h.text.split())}{date} [{h.id}]"))
-    for ident, line in items:
-        if ident and ident in seen:
+    used = 0
+    for (ident, line), cost in zip(items, costs, strict=True):
+        if ident in cited or used + cost > budget:
             continue
-        cost = count(line)
-        if used + cost > budget:
-            if ident:
-                continue
-            break
+        if not ident and line == RELEVANT and not _any_fits(items, costs, used + cost, budget, cited):
+            continue
         lines.append(line)
         used += cost
         if ident:
-            seen.add(ident)
             cited.append(ident)
-    if lines and lines[-1] == "## Relevant memories":
-        lines.pop()
-    return Pack("\n".join(lines) + "\n", used, budget, name, tuple(cited), tuple(hits))
+    text = "\n".join(lines) + "\n" if lines else ""
+    return Pack(text, used, budget, name, tuple(cited), hits)
+
+
+def _any_fits(items: list[tuple[str, str]], costs: list[int], used: int, budget: int, cited: list[str]) -> bool:
+    """Whether any hit line after the section header still fits (else the header is left out)."""
+    start = next(i for i, (ident, line) in enumerate(items) if not ident and line == RELEVANT) + 1
+    return any(used + c <= budget and ident not in cited for (ident, _), c in zip(items[start:], costs[start:],
+                                                                                    strict=True))

@@ -1,8 +1,14 @@
-"""Turning a question into an FTS5 query: OR of the non-stop-word terms (AND recalls far too little)."""
+"""Turning a question into lane inputs.
+
+* ``fts_query``: an OR of the non-stop-word terms (an AND of every word recalls far too little).
+* ``literals``: syntax-shaped strings (quoted text, CLI flags, file paths, config keys, env vars,
+  ``key=value``) that the exact lane matches literally.
+"""
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 STOPWORDS = frozenset("""
 a about above after again against all am an and any are aren't as at be because been before being
@@ -19,6 +25,31 @@ must really much many thing things something anything get got go going went like
 """.split())
 
 _WORD = re.compile(r"[\w][\w'-]*", re.UNICODE)
+MAX_TERMS = 32
+
+_LITERALS = [
+    re.compile(r'"([^"\n]{2,200})"|`([^`\n]{1,200})`|(?<!\w)\'([^\'\n]{2,200})\'(?!\w)'),  # quoted
+    re.compile(r"(?<![\w-])(--?[A-Za-z][\w-]*(?:=\S+)?)"),  # CLI flags: --dry-run, -v, --level=3
+    # paths: /etc/x, ~/x, ./x, a/b/c, src/a.py, C:\\x (not "and/or")
+    re.compile(r"(?<![\w.-])((?:~|\.{1,2})?/(?:[\w.-]+/)*[\w.-]+|[\w.-]+/[\w.-]+/[\w./-]+|[\w-]+/[\w-]+\.\w+"
+               r"|[A-Za-z]:\\[\w\\.-]+)"),
+    re.compile(r"(?<![\w.])([A-Za-z_][\w-]+(?:\.[A-Za-z_][\w-]+)+)(?![\w])"),  # dotted keys, file.ext
+    re.compile(r"(?<!\w)([A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+)(?!\w)"),  # snake_case, ENV_VARS
+    re.compile(r"(?<!\w)(\w+=[^\s,;]+)"),  # key=value
+]
+
+
+@dataclass(frozen=True)
+class Query:
+    text: str
+    terms: tuple[str, ...]
+    match: str | None  # FTS5 expression, None when nothing searchable is left
+    literals: tuple[str, ...]
+
+
+def parse(text: str) -> Query:
+    words = terms(text)
+    return Query(text, tuple(words), or_query(words), literals(text))
 
 
 def terms(text: str) -> list[str]:
@@ -31,9 +62,36 @@ def terms(text: str) -> list[str]:
     return list(seen)
 
 
-def fts_query(text: str) -> str | None:
-    """An FTS5 MATCH expression, or None when nothing searchable is left."""
-    words = terms(text)
+def or_query(words: list[str]) -> str | None:
     if not words:
         return None
-    return " OR ".join('"' + w.replace('"', '""') + '"' for w in words[:32])
+    return " OR ".join(quote(w) for w in words[:MAX_TERMS])
+
+
+def fts_query(text: str) -> str | None:
+    """An FTS5 MATCH expression, or None when nothing searchable is left."""
+    return or_query(terms(text))
+
+
+def literals(text: str) -> tuple[str, ...]:
+    """Syntax-shaped substrings worth matching literally, longest first, de-duplicated."""
+    found: dict[str, None] = {}
+    for pattern in _LITERALS:
+        for m in pattern.finditer(text):
+            lit = next(g for g in m.groups() if g is not None).strip().rstrip(".,;:?!")
+            if len(lit) >= 2 and re.search(r"\w", lit):
+                found.setdefault(lit, None)
+    return tuple(sorted(found, key=lambda s: (-len(s), s)))
+
+
+def phrase(literal: str) -> str | None:
+    """The FTS5 phrase of a literal's word tokens (candidates; the literal is checked afterwards)."""
+    tokens = re.findall(r"\w+", literal.casefold())
+    if not tokens:
+        return None
+    return quote(" ".join(tokens))
+
+
+def quote(word: str) -> str:
+    """An FTS5 string: the term is matched as a phrase, never parsed as syntax."""
+    return '"' + word.replace('"', '""') + '"'

@@ -1,16 +1,18 @@
-"""search(): lanes -> RRF fusion -> provenance weight -> typed hits (with an explain trace)."""
+"""search(): lanes (BM25 turns and claims, exact, vectors) -> fusion -> typed hits with explain traces."""
 
 from __future__ import annotations
 
 import json
+from datetime import datetime, timezone
 from typing import Any
 
 from ..context import Context
-from ..model import PROVENANCE_TRUST, Hit, Source
+from ..model import Hit, Source
 from . import fts
-from .query import fts_query
+from .fuse import DEFAULT, Cand, Recipe, day_number, fuse, trace
+from .query import Query, parse
 
-RRF_K = 60
+Key = tuple[str, str]
 
 
 def search(
@@ -21,52 +23,117 @@ def search(
     as_of: str | None = None,
     known_at: str | None = None,
     explain: bool = False,
+    recipe: Recipe | None = None,
 ) -> list[Hit]:
-    match = fts_query(query)
-    if match is None:
+    recipe = recipe or DEFAULT
+    q = parse(query)
+    cands: dict[Key, Cand] = {}
+    dropped = _lexical(ctx, q, user_id, top_k, as_of, known_at, recipe, cands)
+    _exact(ctx, q, user_id, as_of, known_at, cands)
+    if recipe.answer_weight:
+        _answers(ctx, user_id, as_of, known_at, cands)
+    if recipe.vectors and ctx.embedder is not None:
+        _vectors(ctx, query, user_id, as_of, known_at, recipe, cands)
+    if not cands:
         return []
-    depth = max(50, top_k * 10)
-    lanes = {
-        "claims": fts.claim_lane(ctx.cache, match, user_id, depth, as_of, known_at),
-        "turns": fts.turn_lane(ctx.cache, match, user_id, depth, as_of, known_at),
-    }
-    fused: dict[str, dict[str, Any]] = {}
-    for lane, rows in lanes.items():
+    ref_day = day_number((as_of or known_at or datetime.now(timezone.utc).isoformat())[:10])
+    ranked = fuse(list(cands.values()), recipe, q, ref_day)[:top_k]
+    top_bm25 = max((c.bm25 for c in cands.values()), default=0.0)
+    hits = _hits(ctx, ranked, user_id, recipe, top_bm25 if explain else None)
+    if explain:
+        model = ctx.embedder.name if recipe.vectors and ctx.embedder else None
+        about = {"terms": [t for t in q.terms if t not in dropped], "dropped_terms": dropped,
+                 "literals": list(q.literals), "vectors": model}
+        for h in hits:
+            (h.explain or {})["query"] = about
+    return hits
+
+
+def _lexical(ctx: Context, q: Query, user_id: str, top_k: int, as_of: str | None, known_at: str | None,
+             recipe: Recipe, cands: dict[Key, Cand]) -> list[str]:
+    """The BM25 lanes; returns the query terms the turn lane left out (see ``fts.prune``)."""
+    if q.match is None:
+        return []
+    depth = max(recipe.depth, 4 * top_k)
+    match, dropped = fts.prune(ctx.cache, q.terms, recipe.postings_budget)
+    turns = fts.turn_lane(ctx.cache, match, user_id, depth, as_of, known_at, recipe.context_weight) if match else []
+    claims = fts.claim_lane(ctx.cache, q.match, user_id, depth, as_of, known_at)
+    for kind, lane, rows in (("turn", "turns", turns), ("claim", "claims", claims)):
         for rank, row in enumerate(rows, 1):
-            key = ("claim:" if lane == "claims" else "turn:") + row["id"]
-            slot = fused.setdefault(key, {"row": row, "lane": lane, "rrf": 0.0, "ranks": {}})
-            slot["rrf"] += 1.0 / (RRF_K + rank)
-            slot["ranks"][lane] = rank
-    hits = [_hit(ctx, s, explain) for s in fused.values()]
-    hits.sort(key=lambda h: (-h.score, h.id))
-    return hits[:top_k]
+            cands[(kind, row["id"])] = Cand(kind, row["id"], row, {lane: rank}, bm25=float(row["bm25"]))
+    return dropped
 
 
-def _hit(ctx: Context, slot: dict[str, Any], explain: bool) -> Hit:
-    row = slot["row"]
-    if slot["lane"] == "claims":
-        weight = PROVENANCE_TRUST.get(row["provenance"], 0.6)
-        score = slot["rrf"] * weight
-        trace = {"lanes": slot["ranks"], "rrf": slot["rrf"], "provenance": weight} if explain else None
-        return Hit(
-            id=row["id"], kind="claim", score=round(score, 6), text=row["text"], user_id=row["user_id"],
-            page_id=row["page_id"], valid_from=row["valid_from"], valid_until=row["valid_until"],
-            sources=sources_for(ctx, json.loads(row["sources"] or "[]")), explain=trace,
-        )
-    trace = {"lanes": slot["ranks"], "rrf": slot["rrf"]} if explain else None
+def _exact(ctx: Context, q: Query, user_id: str, as_of: str | None, known_at: str | None,
+           cands: dict[Key, Cand]) -> None:
+    if not q.literals:
+        return
+    for rank, (kind, row) in enumerate(fts.exact_lane(ctx.cache, q.literals, user_id, 50, as_of, known_at), 1):
+        c = cands.setdefault((kind, row["id"]), Cand(kind, row["id"], row))
+        c.ranks["exact"] = rank
+        c.exact = True
+
+
+def _answers(ctx: Context, user_id: str, as_of: str | None, known_at: str | None, cands: dict[Key, Cand]) -> None:
+    """Bring in the turns that answer candidate questions: fusion lets them inherit relevance."""
+    have = {c.row["rowid"] for c in cands.values() if c.kind == "turn"}
+    wanted = {c.row["answer"] for c in cands.values() if c.kind == "turn" and c.row.get("answer")} - have
+    for row in fts.answers(ctx.cache, sorted(wanted), user_id, as_of, known_at):
+        cands[("turn", row["id"])] = Cand("turn", row["id"], row)
+
+
+def _vectors(ctx: Context, query: str, user_id: str, as_of: str | None, known_at: str | None, recipe: Recipe,
+             cands: dict[Key, Cand]) -> None:
+    from . import vectors as dense_lane  # numpy: only with the vector tier
+
+    qv = dense_lane.encode(ctx, query)
+    if qv is None:
+        return
+    res = dense_lane.dense(ctx, user_id, qv, recipe.dense_depth, set(cands), recipe.dense_scan_max)
+    ranks = {key: r for r, key in enumerate(res.top, 1)}
+    new = [key for key in res.top if key not in cands]
+    for kind in ("turn", "claim"):
+        ids = [i for k, i in new if k == kind]
+        for row in fts.filtered(ctx.cache, kind, ids, user_id, as_of, known_at):
+            cands[(kind, row["id"])] = Cand(kind, row["id"], row)
+    for key, c in cands.items():
+        c.cos = res.cos.get(key)
+        if key in ranks:
+            c.ranks["vector"] = ranks[key]
+
+
+def _hits(ctx: Context, ranked: list[Cand], user_id: str, recipe: Recipe, top_bm25: float | None) -> list[Hit]:
+    turns = fts.hydrate(ctx.cache, "turn", [c.id for c in ranked if c.kind == "turn"], user_id)
+    claims = fts.hydrate(ctx.cache, "claim", [c.id for c in ranked if c.kind == "claim"], user_id)
+    out = []
+    for c in ranked:
+        row = turns.get(c.id) if c.kind == "turn" else claims.get(c.id)
+        if row is None:  # vanished between the lanes and now
+            continue
+        trace_ = trace(c, recipe, top_bm25) if top_bm25 is not None else None
+        out.append(_turn_hit(row, c, trace_) if c.kind == "turn" else _claim_hit(ctx, row, c, trace_))
+    return out
+
+
+def _turn_hit(row: dict[str, Any], c: Cand, explain: dict[str, Any] | None) -> Hit:
     src = Source(row["id"], row["path"], row["occurred_at"], json.loads(row["metadata"] or "{}"))
-    return Hit(
-        id=row["id"], kind="turn", score=round(slot["rrf"], 6), text=row["content"], user_id=row["user_id"],
-        valid_from=row["valid_at"], sources=(src,), explain=trace,
-    )
+    return Hit(id=row["id"], kind="turn", score=round(c.score, 6), text=row["content"], user_id=row["user_id"],
+               valid_from=row["valid_at"], sources=(src,), explain=explain)
 
 
-def sources_for(ctx: Context, refs: list[str]) -> tuple[Source, ...]:
+def _claim_hit(ctx: Context, row: dict[str, Any], c: Cand, explain: dict[str, Any] | None) -> Hit:
+    return Hit(id=row["id"], kind="claim", score=round(c.score, 6), text=row["text"], user_id=row["user_id"],
+               page_id=row["page_id"], valid_from=row["valid_from"], valid_until=row["valid_until"],
+               sources=sources_for(ctx, json.loads(row["sources"] or "[]"), row["user_id"]), explain=explain)
+
+
+def sources_for(ctx: Context, refs: list[str], user_id: str) -> tuple[Source, ...]:
     ids = [r.rsplit("#", 1)[-1] for r in refs]
     if not ids:
         return ()
     marks = ",".join("?" * len(ids))
-    rows = ctx.cache.rows(f"SELECT id, path, occurred_at, metadata FROM raw WHERE id IN ({marks})", ids)
+    rows = ctx.cache.rows(f"SELECT id, path, occurred_at, metadata FROM raw WHERE id IN ({marks}) AND +user_id = ?",
+                          [*ids, user_id])
     by_id = {r["id"]: r for r in rows}
     out = []
     for ref, rid in zip(refs, ids, strict=True):

@@ -13,12 +13,12 @@ from typing import Any
 from ..context import Context
 from ..errors import MalformedPage
 from ..ids import new_batch_id, new_raw_id, now, parse_time, validate_user_id
+from ..index.text import content_hash
 from ..model import AddResult, CompileReport, Page, RawEntry
 from ..ports import Extraction
 from ..store import raw
 from ..store.git import message
 from ..store.pages import page_ids_with_prefix, page_path, read_page, write_page
-from ..index.text import content_hash
 from . import review
 from .extract import HeuristicExtractor
 from .gate import run_gates

@@ -1,0 +1,177 @@
+"""Vectors in the cache, and the per-user matrix that the read path searches in memory.
+
+* Each live turn and claim gets one row in ``vectors`` (kind, id, model, hash, float32 blob).
+  ``hash`` is the hash of the indexed body the vector was computed from, so unchanged text is
+  never embedded twice; a different model re-embeds.
+* Embedding is lazy and batched: never in ``add()``; at compile (``refresh``) and, for turns added
+  since, at the next search of that user (``matrix``).
+* The matrix is exact: one float32 ``(n, dim)`` array per (cache, model, user), searched with a
+  numpy mat-vec product. Measured against sqlite-vec 0.1.9 (brute force, vec0): 10k x 256
+  rows 0.28 ms vs 3.9 ms, 100k rows 3-12 ms vs 47 ms; and the CPython here cannot load SQLite
+  extensions at all. The matrix is cached in memory and checked against the cache's ``epoch``
+  and the user's ``user_gen`` counters: new rows are appended, any delete or change reloads it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..ports import Embedder
+from .cache import Cache
+from .text import turn_text
+
+BATCH = 512
+MAX_MATRICES = 32  # least recently used matrices beyond this are dropped
+
+Stamp = tuple[str, int, int]  # (cache epoch, added, changed)
+
+
+@dataclass
+class Matrix:
+    """Vectors of one user's live turns and claims. Rows are never reordered once appended."""
+
+    stamp: Stamp
+    dim: int
+    kinds: list[str] = field(default_factory=list)
+    ids: list[str] = field(default_factory=list)
+    pos: dict[tuple[str, str], int] = field(default_factory=dict)  # (kind, id) -> row
+    data: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.float32))
+    n: int = 0
+    raw_seen: int = 0  # highest raw rowid covered
+    claim_seen: int = 0  # highest claims rowid covered
+
+    def scores(self, query: np.ndarray) -> np.ndarray:
+        """Cosine of every row with a unit-length query vector."""
+        return np.einsum("ij,j->i", self.data[: self.n], query)
+
+    def append(self, kinds: list[str], ids: list[str], vecs: np.ndarray) -> None:
+        if not ids:
+            return
+        need = self.n + len(ids)
+        if need > self.data.shape[0]:
+            grown = np.zeros((max(need, 2 * self.data.shape[0], 256), self.dim), np.float32)
+            grown[: self.n] = self.data[: self.n]
+            self.data = grown
+        self.data[self.n:need] = vecs
+        for i, key in enumerate(zip(kinds, ids, strict=True), start=self.n):
+            self.pos[key] = i
+        self.kinds += kinds
+        self.ids += ids
+        self.n = need
+
+
+_MATS: OrderedDict[tuple[str, str, str], Matrix] = OrderedDict()
+_LOCK = threading.Lock()
+
+
+def stamp(cache: Cache, user_id: str) -> Stamp:
+    row = cache.db.execute(
+        "SELECT (SELECT value FROM meta WHERE key='epoch'), "
+        "(SELECT added FROM user_gen WHERE user_id=?), (SELECT changed FROM user_gen WHERE user_id=?)",
+        (user_id, user_id),
+    ).fetchone()
+    return (str(row[0]), int(row[1] or 0), int(row[2] or 0))
+
+
+def matrix(cache: Cache, embedder: Embedder, user_id: str) -> Matrix:
+    """The user's up-to-date matrix: embeds what is missing first (lazily, in batches)."""
+    key = (str(cache.path), embedder.name, user_id)
+    with _LOCK:
+        now = stamp(cache, user_id)
+        m = _MATS.get(key)
+        if m is None or m.stamp[0] != now[0] or m.stamp[2] != now[2]:
+            m = _load(cache, embedder, user_id, now)
+        elif m.stamp != now:
+            _extend(cache, embedder, user_id, m, now)
+        _MATS[key] = m
+        _MATS.move_to_end(key)
+        while len(_MATS) > MAX_MATRICES:
+            _MATS.popitem(last=False)
+        return m
+
+
+def refresh(cache: Cache, embedder: Embedder | None, user_ids: list[str]) -> None:
+    """Embed and load after a compile, so the next search finds the matrices ready."""
+    if embedder is not None:
+        for uid in user_ids:
+            matrix(cache, embedder, uid)
+
+
+def forget(cache: Cache) -> None:
+    """Drop every in-memory matrix of this cache (after a rebuild, say)."""
+    with _LOCK:
+        for key in [k for k in _MATS if k[0] == str(cache.path)]:
+            del _MATS[key]
+
+
+def forget_all() -> None:
+    """Drop every in-memory matrix (tests; a process that swapped caches)."""
+    with _LOCK:
+        _MATS.clear()
+
+
+# -- loading --------------------------------------------------------------------------
+_TURNS = ("SELECT r.rowid, r.id, r.content, r.speaker, r.hash, v.hash AS vhash, v.model AS vmodel FROM raw r "
+          "LEFT JOIN vectors v ON v.kind='turn' AND v.id=r.id "
+          "WHERE r.user_id=? AND r.rowid>? AND r.quarantined IS NULL")
+_CLAIMS = ("SELECT c.rowid, c.id, c.text, c.hash, v.hash AS vhash, v.model AS vmodel FROM claims c "
+           "LEFT JOIN vectors v ON v.kind='claim' AND v.id=c.id WHERE c.user_id=? AND c.rowid>? AND c.archived=0")
+
+
+def _load(cache: Cache, embedder: Embedder, user_id: str, now: Stamp) -> Matrix:
+    m = Matrix(now, embedder.dim, data=np.zeros((0, embedder.dim), np.float32))
+    _extend(cache, embedder, user_id, m, now)
+    return m
+
+
+def _extend(cache: Cache, embedder: Embedder, user_id: str, m: Matrix, now: Stamp) -> None:
+    turns = cache.rows(_TURNS + " ORDER BY r.rowid", (user_id, m.raw_seen))
+    claims = cache.rows(_CLAIMS + " ORDER BY c.rowid", (user_id, m.claim_seen))
+    todo = [("turn", r["id"], turn_text(r["content"], r["speaker"]), r["hash"]) for r in turns if _stale(r, embedder)]
+    todo += [("claim", c["id"], c["text"], c["hash"]) for c in claims if _stale(c, embedder)]
+    fresh = _embed(cache, embedder, user_id, todo)
+    units = [("turn", r["id"]) for r in turns] + [("claim", c["id"]) for c in claims]
+    stored = _stored(cache, embedder, [u for u in units if u not in fresh])
+    vecs = [fresh.get(u, stored.get(u)) for u in units]
+    keep = [i for i, v in enumerate(vecs) if v is not None]
+    if keep:
+        m.append([units[i][0] for i in keep], [units[i][1] for i in keep], np.stack([vecs[i] for i in keep]))
+    m.raw_seen = max([m.raw_seen] + [r["rowid"] for r in turns])
+    m.claim_seen = max([m.claim_seen] + [c["rowid"] for c in claims])
+    m.stamp = now
+
+
+def _stale(row: dict[str, Any], embedder: Embedder) -> bool:
+    return row["vhash"] != row["hash"] or row["vmodel"] != embedder.name
+
+
+def _embed(cache: Cache, embedder: Embedder, user_id: str, todo: list[tuple[str, str, str, str]]
+           ) -> dict[tuple[str, str], np.ndarray]:
+    out: dict[tuple[str, str], np.ndarray] = {}
+    for i in range(0, len(todo), BATCH):
+        part = todo[i:i + BATCH]
+        vecs = np.asarray(embedder.embed([t[2] for t in part]), dtype=np.float32)
+        rows = []
+        for (kind, ident, _text, h), vec in zip(part, vecs, strict=True):
+            out[(kind, ident)] = vec
+            rows.append((kind, ident, user_id, embedder.name, h, vec.tobytes()))
+        with cache.tx() as db:
+            db.executemany("INSERT OR REPLACE INTO vectors(kind,id,user_id,model,hash,vec) VALUES (?,?,?,?,?,?)", rows)
+    return out
+
+
+def _stored(cache: Cache, embedder: Embedder, units: list[tuple[str, str]]) -> dict[tuple[str, str], np.ndarray]:
+    out: dict[tuple[str, str], np.ndarray] = {}
+    for kind in ("turn", "claim"):
+        ids = [i for k, i in units if k == kind]
+        for j in range(0, len(ids), 900):
+            part = ids[j:j + 900]
+            sql = f"SELECT id, vec FROM vectors WHERE kind=? AND model=? AND id IN ({','.join('?' * len(part))})"
+            for ident, blob in cache.db.execute(sql, [kind, embedder.name, *part]):
+                out[(kind, ident)] = np.frombuffer(blob, dtype=np.float32)
+    return out

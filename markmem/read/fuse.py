@@ -1,0 +1,191 @@
+"""Fusion: lane results -> one ranked list, with every weight recorded for ``explain``.
+
+Recipes (``Recipe.fusion``), measured on LoCoMo (bench/locomo.py):
+
+* ``"blend"`` (default): ``bm25_weight * bm25 / max_bm25 + cosine``, over the union of the lexical
+  lanes' top ``depth`` and the vector lane's top ``dense_depth``. The lexical lane is the stronger
+  one with a static embedding model; the cosine re-ranks its candidates and lets a purely
+  semantic match in.
+* ``"rrf"``: reciprocal rank fusion, ``sum 1 / (rrf_k + rank)`` over the lanes (rank only).
+* ``"bm25"``: the lexical score alone (an ablation).
+
+Then multiplicative priors: the speaker named in the query (a turn said by "Caroline" for a
+question about Caroline), provenance (user_stated > human_edited/tool_derived > agent_inferred;
+a turn by its role), and decay with a per-type half-life towards a floor. An exact-lane match
+(a literal flag, path, key or quoted string) gets an additive bonus that puts it first.
+A claim and its own source turn are one memory: the claim stays, with the better score.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import date
+from functools import lru_cache
+from typing import Any
+
+from ..index.text import turn_speaker
+from ..model import PROVENANCE_TRUST
+from .query import Query
+
+ROLE_TRUST = {"user": 1.0, "tool": 0.8, "system": 0.8, "other": 0.8, "assistant": 0.6}
+HALF_LIFE_DAYS: dict[str, float | None] = {  # None: does not decay
+    "profile": None, "relationship": None, "preference": 730.0, "fact": 1095.0, "note": 365.0, "turn": None,
+}
+DEFAULT_HALF_LIFE = 365.0
+
+
+@dataclass(frozen=True)
+class Recipe:
+    fusion: str = "blend"  # "blend" | "rrf" | "bm25"
+    depth: int = 40  # lexical candidates per lane (at least 4 x top_k)
+    dense_depth: int = 20  # vector-lane candidates (0: cosine re-ranks lexical candidates only)
+    dense_scan_max: int = 5000  # past this many units the vector lane only re-ranks (see read.vectors)
+    bm25_weight: float = 2.0  # the static model's cosine is the weaker signal: BM25 leads, cosine re-ranks
+    postings_budget: int = 1000  # rows the turn lane may score with BM25 (see fts.prune)
+    context_weight: float = 0.3  # FTS5 column weight of a turn's neighbour context
+    rrf_k: int = 60
+    speaker_boost: float = 0.15
+    exact_bonus: float = 2.0
+    question_weight: float = 0.8  # a turn that asks carries less fact than the turn that answers it
+    answer_weight: float = 0.9  # an answer inherits this share of its question's base score (0: off)
+    decay_floor: float = 0.5  # a very old memory keeps this share of its score
+    provenance: bool = True
+    vectors: bool = True
+
+
+DEFAULT = Recipe()
+
+
+@dataclass
+class Cand:
+    kind: str  # "turn" | "claim"
+    id: str
+    row: dict[str, Any]
+    ranks: dict[str, int] = field(default_factory=dict)
+    bm25: float = 0.0
+    cos: float | None = None
+    exact: bool = False
+    score: float = 0.0
+    weights: dict[str, float] = field(default_factory=dict)
+    merged: list[dict[str, Any]] = field(default_factory=list)
+    answer_to: str | None = None  # the question whose relevance this turn inherited
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.kind, self.id)
+
+
+def fuse(cands: list[Cand], recipe: Recipe, query: Query, ref_day: int) -> list[Cand]:
+    top_bm25 = max((c.bm25 for c in cands), default=0.0) or 1.0
+    words = set(query.terms)
+    for c in cands:
+        c.score = _base(c, recipe, top_bm25)
+    if recipe.answer_weight:
+        _propagate(cands, recipe.answer_weight)
+    for c in cands:
+        c.weights = _priors(c, recipe, words, ref_day)
+        for name, w in c.weights.items():
+            if name != "exact_bonus":
+                c.score *= w
+        c.score += c.weights.get("exact_bonus", 0.0)
+    return sorted(_dedupe(cands), key=lambda c: (-c.score, c.kind, c.id))
+
+
+def _base(c: Cand, recipe: Recipe, top_bm25: float) -> float:
+    if recipe.fusion == "rrf":
+        return sum(1.0 / (recipe.rrf_k + r) for lane, r in c.ranks.items() if lane != "exact")
+    lexical = recipe.bm25_weight * c.bm25 / top_bm25
+    if recipe.fusion == "bm25":
+        return lexical
+    return lexical + (c.cos or 0.0)
+
+
+def _propagate(cands: list[Cand], share: float) -> None:
+    """A question's relevance flows to the turn that answers it (``share`` of the question's base)."""
+    by_rowid = {c.row["rowid"]: c for c in cands if c.kind == "turn"}
+    inherited: dict[int, tuple[float, str]] = {}
+    for c in cands:
+        answer = by_rowid.get(c.row.get("answer")) if c.kind == "turn" and c.row.get("question") else None
+        if answer is not None and share * c.score > inherited.get(answer.row["rowid"], (0.0, ""))[0]:
+            inherited[answer.row["rowid"]] = (share * c.score, c.id)
+    for rowid, (score, question) in inherited.items():
+        answer = by_rowid[rowid]
+        if score > answer.score:
+            answer.score = score
+            answer.answer_to = question
+
+
+def _priors(c: Cand, recipe: Recipe, words: set[str], ref_day: int) -> dict[str, float]:
+    w: dict[str, float] = {}
+    if recipe.speaker_boost and c.kind == "turn":
+        who = turn_speaker(c.row.get("head") or "", c.row.get("speaker"))
+        if who and any(part in words for part in who.casefold().split()):
+            w["speaker"] = 1.0 + recipe.speaker_boost
+    if c.kind == "turn" and c.row.get("question") and recipe.question_weight != 1.0:
+        w["question"] = recipe.question_weight
+    if recipe.provenance:
+        trust = ROLE_TRUST.get(c.row.get("role") or "user", 0.8) if c.kind == "turn" else \
+            PROVENANCE_TRUST.get(c.row.get("provenance") or "", 0.6)
+        if trust != 1.0:
+            w["provenance"] = trust
+    if recipe.decay_floor < 1.0:
+        factor = decay(c.row.get("type") or c.kind, c.row.get("valid_at") or c.row.get("valid_from"), ref_day,
+                       recipe.decay_floor)
+        if factor != 1.0:
+            w["decay"] = round(factor, 6)
+    if c.exact:
+        w["exact_bonus"] = recipe.exact_bonus
+    return w
+
+
+def decay(kind: str, when: str | None, ref_day: int, floor: float) -> float:
+    """``floor + (1 - floor) * 0.5 ** (age / half_life)``; no decay for timeless types or the future."""
+    half = HALF_LIFE_DAYS.get(kind, DEFAULT_HALF_LIFE)
+    if half is None or not when:
+        return 1.0
+    age = ref_day - day_number(when[:10])
+    if age <= 0:
+        return 1.0
+    return floor + (1.0 - floor) * 0.5 ** (age / half)
+
+
+@lru_cache(maxsize=4096)
+def day_number(iso_day: str) -> int:
+    try:
+        return date.fromisoformat(iso_day).toordinal()
+    except ValueError:
+        return 0
+
+
+def _dedupe(cands: list[Cand]) -> list[Cand]:
+    """A claim and its own source turn are one memory: the claim stays (it carries valid time,
+    provenance and supersession) with the better of the two scores; the turn is folded into it."""
+    turns = {c.id: c for c in cands if c.kind == "turn"}
+    gone: set[str] = set()
+    for c in cands:
+        if c.kind != "claim" or not c.row.get("sources"):
+            continue
+        for ref in json.loads(c.row["sources"]):
+            t = turns.get(ref.rsplit("#", 1)[-1])
+            if t is None or t.id in gone:
+                continue
+            c.merged.append({"kind": "turn", "id": t.id, "lanes": dict(t.ranks), "score": round(t.score, 6)})
+            c.score = max(c.score, t.score)
+            gone.add(t.id)
+    return [c for c in cands if not (c.kind == "turn" and c.id in gone)]
+
+
+def trace(c: Cand, recipe: Recipe, top_bm25: float) -> dict[str, Any]:
+    """The ``explain`` record of one hit: lane ranks, raw signals, weights and the final score."""
+    out: dict[str, Any] = {"fusion": recipe.fusion, "lanes": dict(c.ranks), "bm25": round(c.bm25, 6),
+                           "bm25_norm": round(c.bm25 / top_bm25, 6) if top_bm25 else 0.0,
+                           "cosine": None if c.cos is None else round(c.cos, 6),
+                           "weights": dict(c.weights), "score": round(c.score, 6)}
+    if recipe.fusion == "blend":
+        out["bm25_weight"] = recipe.bm25_weight
+    if c.answer_to:
+        out["answer_to"] = c.answer_to
+    if c.merged:
+        out["merged"] = list(c.merged)
+    return out
