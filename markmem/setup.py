@@ -11,9 +11,9 @@ from pathlib import Path
 
 from .config import Settings
 from .context import Context
-from .errors import MalformedPage, MarkmemError, RepoError
+from .errors import GateUnavailable, MalformedPage, MarkmemError, RepoError
 from .index.cache import Cache
-from .index.rebuild import rebuild
+from .index.rebuild import apply_review_ops, rebuild
 from .index.text import content_hash
 from .ports import Embedder, Extractor, PiiScanner
 from .store import raw
@@ -32,11 +32,11 @@ def build_context(settings: Settings) -> Context:
     root = Path(settings.repo_path).resolve()
     if root.exists() and not root.is_dir():
         raise RepoError(f"{root} is not a directory")
-    git = Git(root, (settings.author_name, settings.author_email))
-    init_repo(root, git, encryption=settings.encryption)
     warnings: list[str] = []
+    scanner = _scanner(settings, warnings)  # first: a gate that cannot run refuses before any write
+    git = Git(root, (settings.author_name, settings.author_email))
+    init_repo(root, git, encryption=settings.encryption, create=settings.create, adopt=settings.adopt_existing)
     codec = _codec(root, settings)
-    scanner = _scanner(settings, warnings)
     ctx = Context(
         settings=settings, root=root, git=git, codec=codec,
         cache=Cache(root / ".markmem" / "cache" / "index.db"),
@@ -66,21 +66,53 @@ def _codec(root: Path, settings: Settings) -> Codec:
     return AesCodec(root / ".markmem" / "keys", settings.master_key)  # type: ignore[return-value]
 
 
+# Entity types only Presidio finds (NER, or recognizers the regex gate lacks).
+REGEX_BLIND = ("PERSON", "LOCATION", "US_ITIN", "CRYPTO")
+
+
 def _scanner(settings: Settings, warnings: list[str]) -> PiiScanner:
     try:
         from .adapters.presidio import load_scanner
     except ImportError as exc:
         if settings.pii_engine == "presidio":
-            raise MarkmemError(f"Presidio gate requested but unavailable: {exc}") from None
+            raise GateUnavailable(f"Presidio gate requested but unavailable: {exc}") from None
         from .write.regex_pii import RegexScanner
 
-        if settings.pii_engine != "regex":
-            warnings.append("Presidio adapter unavailable: using the regex PII gate")
-        return RegexScanner()
-    scanner, warning = load_scanner(settings.pii_engine, settings.spacy_model)
+        scanner: PiiScanner = RegexScanner()
+        warning: str | None = None if settings.pii_engine == "regex" else (
+            "Presidio adapter unavailable: using the regex PII gate")
+    else:
+        scanner, warning = load_scanner(settings.pii_engine, settings.spacy_model)
     if warning:
         warnings.append(warning)
+    _check_block_coverage(settings, scanner, warnings)
     return scanner
+
+
+def _check_block_coverage(settings: Settings, scanner: PiiScanner, warnings: list[str]) -> None:
+    """With ``block``, nothing unscanned is accepted silently.
+
+    A policy that blocks entity types the active scanner cannot see refuses to open
+    (GateUnavailable) when the weaker gate was not chosen explicitly: ``auto`` falling back to
+    the regex gate, or ``off``. Choosing ``pii_engine="regex"`` is the explicit allowance; the
+    gap is then reported by ``doctor``.
+    """
+    policy = settings.pii_policy
+    if scanner.name == "off":
+        blocks = policy.default == "block" or "block" in policy.per_entity.values()
+        gaps = ["any PII"] if blocks else []
+    else:
+        gaps = [e for e in REGEX_BLIND if scanner.name == "regex" and policy.action(e) == "block"]
+    if not gaps:
+        return
+    what = ", ".join(gaps)
+    if settings.pii_engine in ("auto", "off"):
+        raise GateUnavailable(
+            f"the PII policy blocks {what}, which the {scanner.name!r} gate cannot detect; install "
+            "Presidio and its spaCy model, change the policy for those types (e.g. PERSON=mask), or "
+            "choose pii_engine='regex' explicitly to accept the weaker gate"
+        )
+    warnings.append(f"{scanner.name} PII gate cannot detect {what}: the block policy does not cover them")
 
 
 def _extractor(settings: Settings, warnings: list[str]) -> Extractor:
@@ -157,3 +189,5 @@ def _apply_changes(ctx: Context, paths: list[str]) -> None:
                 upto = raw.read_checkpoint(ctx.root, uid).get(rel, 0)
                 for entry, _s, end in raw.read_range(ctx.root, rel, 0, None, ctx.codec, uid):
                     ctx.cache.upsert_raw([entry], compiled=end <= upto)
+        if any(p.startswith(".markmem/ops/") for p in paths):  # review decisions made elsewhere
+            apply_review_ops(ctx.root, ctx.cache)

@@ -24,6 +24,7 @@ The ecosystem's usual model id ``en_core_web_sm`` resolves to the PyPI re-upload
 from __future__ import annotations
 
 import functools
+import logging
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -207,11 +208,21 @@ def _build_analyzer(model: str, language: str) -> AnalyzerEngine:
     except (OSError, ValueError, ImportError) as exc:  # a broken or incompatible model
         raise GateUnavailable(f"spaCy model {model!r} could not be loaded: {exc}") from exc
     assert isinstance(nlp_engine, SpacyNlpEngine)  # nlp_engine_name "spacy" above
+    _quiet_text_logging()
     _slim_pipeline(nlp_engine.get_nlp(language), nlp_engine.ner_model_configuration)
     registry = RecognizerRegistry(
         recognizers=_recognizers(language), supported_languages=[language]
     )
     return AnalyzerEngine(registry=registry, nlp_engine=nlp_engine, supported_languages=[language])
+
+
+def _quiet_text_logging() -> None:
+    """Presidio's DEBUG records quote the analysed text (context words): a gate must not leak
+    what it gates into an app's debug logs (root at DEBUG). Its INFO and WARNING records name no
+    user text. A level set on that logger explicitly (to debug Presidio itself) is left alone."""
+    presidio_log = logging.getLogger("presidio-analyzer")
+    if presidio_log.level == logging.NOTSET:
+        presidio_log.setLevel(logging.INFO)
 
 
 def _slim_pipeline(nlp: Any, ner_config: Any) -> None:

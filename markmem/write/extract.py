@@ -1,9 +1,14 @@
 """The heuristic extractor: first-person facts from the user's own turns, no model needed.
 
-Only turns whose role is ``user`` are read; a statement by the assistant or by anyone else
-is never the user's fact. Each named speaker is its own subject. Patterns are ordered tables:
-(regex, predicate, page type, multi-valued, confidence). Hedged statements get a low
-confidence (they go to review); questions and past-tense "used to" are skipped.
+Only turns whose role is ``user`` are read; a statement by the assistant, a tool or the system is
+never the user's fact. Each named speaker (a message ``name``, or a transcript label such as
+``"Caroline: I moved to Boston"``) is its own subject; an ``Assistant:`` label is skipped.
+
+A turn is cut into lines, sentences and clauses ("I used to live in Paris but I moved to Rome"
+is two clauses). Per clause: quoted speech is dropped; questions, past habits, plans and wishes
+are skipped; a dropped subject is restored ("Just moved to Porto!"); then closers ("I quit my
+job"), negations ("I'm not vegan anymore") and the positive rules of :mod:`.extract_rules` run.
+Hedged sentences ("I think...") get a low confidence, so their candidates go to review.
 """
 
 from __future__ import annotations
@@ -13,98 +18,114 @@ from collections.abc import Sequence
 
 from ..model import Candidate, RawEntry
 from ..ports import Extraction
-
-_V = r"(?P<v>[^,.;!?]+?)"  # a value: up to punctuation or a clause break
-_END = r"(?=\s*(?:[,.;!?]|\band\b|\bbut\b|\bbecause\b|\bsince\b|\bso\b|$))"
-_JOBS = (
-    "engineer|developer|teacher|nurse|doctor|designer|manager|writer|student|lawyer|chef|cook|artist|"
-    "scientist|analyst|consultant|accountant|architect|musician|photographer|programmer|researcher|"
-    "professor|pilot|driver|farmer|firefighter|officer|counselor|therapist|pharmacist|dentist|mechanic|"
-    "electrician|plumber|entrepreneur|founder|ceo|cto|intern|barista|waiter|waitress|cashier|journalist|"
-    "editor|librarian|veterinarian|vet|paramedic|surgeon|recruiter|translator|carpenter|baker|painter|"
-    "actor|actress|dancer|singer|coach|trainer|freelancer|realtor|banker|economist|biologist|chemist|"
-    "physicist|mathematician|historian|psychologist|social worker|data scientist|product manager"
+from .extract_rules import (
+    ASSISTANT_LABELS,
+    CLOSERS,
+    ELLIPTICAL,
+    FUTURE,
+    HEDGE,
+    LEAD,
+    NEGATIONS,
+    NOT_SPEAKERS,
+    QUESTION_START,
+    RULES,
+    SINGLE_REL,
+    SKIP,
+    VALUE_CLOSERS,
+    looks_like_job,
+    looks_like_name,
+    looks_like_place,
 )
-_REL = (
-    "sister|brother|mother|mom|mum|father|dad|son|daughter|best friend|friend|boss|manager|cousin|aunt|"
-    "uncle|grandma|grandmother|grandpa|grandfather|roommate|colleague|coworker|neighbor|neighbour"
-)
-_SINGLE_REL = {"mother", "mom", "mum", "father", "dad", "boss", "manager", "best friend"}
-_PETS = "dog|cat|puppy|kitten|parrot|bird|rabbit|bunny|hamster|fish|turtle|snake|horse|guinea pig|lizard"
+from .extract_rules import REL as _REL
 
-Rule = tuple[re.Pattern[str], str, str, bool, float]
+__all__ = ["RULES", "HeuristicExtractor", "_REL", "clean_value", "facts_in", "norm_value", "sentences"]
 
+Fact = tuple[str, str, str, bool, float]  # (predicate, value, page type, multi-valued, confidence)
 
-def _r(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern, re.IGNORECASE)
-
-
-RULES: list[Rule] = [
-    (_r(rf"\bi(?:'m| am)? (?:now |currently |still )?(?:live|living|reside|residing) in {_V}{_END}"), "lives_in", "profile", False, 0.9),
-    (_r(rf"\bi(?: have|'ve)? (?:just |recently |finally |now )?(?:moved|relocated) (?:back )?(?:to|into) {_V}{_END}"), "lives_in", "profile", False, 0.9),
-    (_r(rf"\bi(?:'m| am) (?:now |currently )?based in {_V}{_END}"), "lives_in", "profile", False, 0.85),
-    (_r(rf"\bi(?:'m| am) (?:originally )?from {_V}{_END}"), "hometown", "profile", False, 0.85),
-    (_r(rf"\bi grew up in {_V}{_END}"), "hometown", "profile", False, 0.85),
-    (_r(rf"\bi(?:'m| am)? (?:now |currently )?work(?:ing)? as (?:a |an )?{_V}{_END}"), "job", "profile", False, 0.9),
-    (_r(rf"\bi(?: just)? (?:got|started|have) a (?:new )?job as (?:a |an )?{_V}{_END}"), "job", "profile", False, 0.9),
-    (_r(rf"\bi(?:'m| am) (?:now |currently |actually )?(?:a |an )(?P<v>(?:[a-z-]+ )?(?:{_JOBS})){_END}"), "job", "profile", False, 0.85),
-    (_r(rf"\bmy (?:job|profession|occupation) is (?:a |an )?{_V}{_END}"), "job", "profile", False, 0.9),
-    (_r(rf"\bi(?:'m| am)? (?:now |currently )?work(?:ing)? (?:at|for) {_V}{_END}"), "employer", "profile", False, 0.85),
-    (_r(rf"\bi (?:just )?(?:joined|got a job at|started (?:working )?at) {_V}{_END}"), "employer", "profile", False, 0.8),
-    (_r(r"\bi(?:'m| am| have become| became| went) (?:now |a |an |fully |strictly )*(?P<v>vegetarian|vegan|pescatarian|keto|paleo|gluten[- ]free|lactose[- ]intolerant|flexitarian)\b"), "diet", "profile", False, 0.9),
-    (_r(rf"\bi(?:'m| am) (?:now )?on an? {_V} diet{_END}"), "diet", "profile", False, 0.85),
-    (_r(rf"\bmy name is {_V}{_END}"), "name", "profile", False, 0.95),
-    (_r(rf"\b(?:please )?call me {_V}{_END}"), "preferred_name", "profile", False, 0.9),
-    (_r(r"\bi(?:'m| am| just turned) (?P<v>\d{1,3})(?: years old| yo)?\b(?! (?:kids|children|dogs|cats|times|days|hours|minutes|weeks|months))"), "age", "profile", False, 0.7),
-    (_r(rf"\bmy birthday is (?:on )?{_V}{_END}"), "birthday", "profile", False, 0.9),
-    (_r(rf"\bmy (?:new )?(?:phone|cell|mobile)(?: number)? is {_V}{_END}"), "phone", "profile", False, 0.9),
-    (_r(rf"\bi changed my (?:phone )?number to {_V}{_END}"), "phone", "profile", False, 0.9),
-    (_r(rf"\bmy (?:new )?e-?mail(?: address)? is {_V}{_END}"), "email", "profile", False, 0.9),
-    (_r(rf"\bmy (?:wife|husband|partner|girlfriend|boyfriend|fianc[ée]e?|spouse)(?:'s name)? is {_V}{_END}"), "partner", "relationship", False, 0.9),
-    (_r(rf"\bi(?:'m| am) (?:now )?(?:married to|engaged to|dating|seeing) {_V}{_END}"), "partner", "relationship", False, 0.85),
-    (_r(r"\bi(?:'m| am| got) (?:now )?(?P<v>married|single|divorced|engaged|widowed)\b"), "marital_status", "profile", False, 0.85),
-    (_r(rf"\bi (?:drive|own) an? {_V}{_END}(?<!\bhouse)(?<!\bapartment)"), "car", "profile", False, 0.6),
-    (_r(rf"\bi(?:'m| am)? (?:now )?(?:study|studying|majoring in) {_V}{_END}"), "studies", "profile", False, 0.8),
-    (_r(rf"\bi have (?P<v>(?:no|one|two|three|four|five|\d+) (?:kids|children|sons|daughters|son|daughter|kid|child)){_END}"), "children", "profile", False, 0.85),
-    (_r(rf"\bi (?:now |actually |really |much |still )*prefer {_V}{_END}"), "prefers", "preference", False, 0.85),
-    (_r(r"\bmy (?:favou?rite|fav) (?P<k>[a-z][a-z ]{0,30}?) (?:is|are) (?P<v>[^,.;!?]+?)(?=\s*(?:[,.;!?]|\bbut\b|$))"), "favorite", "preference", False, 0.85),
-    (_r(rf"\bi(?:'m| am) allergic to {_V}{_END}"), "allergy", "preference", True, 0.9),
-    (_r(rf"\bi (?:really |absolutely |also |just |truly )?(?:like|love|enjoy|adore)(?! to be\b) {_V}{_END}"), "likes", "preference", True, 0.7),
-    (_r(rf"\bi (?:really |absolutely |also |just )?(?:hate|dislike|detest|can't stand|cannot stand|don't like|do not like|don't enjoy) {_V}{_END}"), "dislikes", "preference", True, 0.7),
-    (_r(rf"\bmy hobb(?:y is|ies are|ies include) {_V}{_END}"), "hobby", "preference", True, 0.85),
-    (_r(rf"\bi (?:speak|am fluent in|'m fluent in) {_V}{_END}"), "speaks", "fact", True, 0.8),
-    (_r(rf"\bi(?:'m| am) learning {_V}{_END}"), "learning", "fact", True, 0.75),
-    (_r(rf"\bmy (?P<k>{_REL})(?:'s name)? is {_V}{_END}"), "relationship", "relationship", True, 0.85),
-    (_r(rf"\bi have an? (?P<k>{_REL}) (?:named|called) {_V}{_END}"), "relationship", "relationship", True, 0.85),
-    (_r(rf"\bi (?:have|got|adopted) (?:an?|two|three|\d+) (?:new )?(?P<v>(?:[a-z]+ )?(?:{_PETS})s?(?: (?:named|called) [^,.;!?]+?)?){_END}"), "pet", "relationship", True, 0.85),
-]
-
-# "I no longer X" / "I don't X anymore" / "I stopped X-ing": the rest is matched as "I X" and closes it.
-_NEGATION = [
-    _r(r"\bi (?:no longer|don't|do not|dont|won't) (?P<rest>.+?) (?:any ?more|these days)\b"),
-    _r(r"\bi (?:no longer|am no longer|'m no longer|stopped being) (?P<rest>.+)$"),
-]
-_CLOSE_ALL = [
-    (_r(r"\bi (?:quit|left|lost) my job\b"), ("job", "employer")),
-    (_r(r"\bi (?:broke up with|divorced|split up with|separated from) (?:my )?\w+"), ("partner",)),
-    (_r(r"\bi(?:'m| am) (?:now )?(?:unemployed|between jobs|out of work)\b"), ("job", "employer")),
-]
-_HEDGE = _r(r"\b(?:maybe|perhaps|probably|i think|i guess|might|not sure|kind of|sort of|thinking about|considering|planning to|hoping to|someday)\b")
-_SKIP = _r(r"\b(?:used to|would like|'d like|if i|when i was|wish i|do you|are you|don't you|should i)\b")
-_TRAIL = _r(r"\s+(?:now|these days|nowadays|anymore|any more|too|as well|again|lately|recently|currently|at the moment|right now|instead|actually|though|really|a lot|so much|very much|yesterday|today|last (?:year|month|week|summer|winter|spring|fall|autumn|weekend)|this (?:year|month|week)|in \d{4}|(?:a few|\w+) (?:days|weeks|months|years) ago|a (?:day|week|month|year) ago|for (?:good|now))$")
-_LEAD = _r(r"^(?:oh|well|so|also|and|but|btw|by the way|actually|anyway|yeah|yes|no|ok|okay|hey|hi|update|fyi|just so you know|now)\b[,:]?\s*")
 _SENTENCES = re.compile(r"(?<=[.!?;])\s+|\n+")
-_PREFER_SPLIT = _r(r"\s+(?:over|to|rather than|instead of|more than)\s+")
+_LABEL = re.compile(r"^\s*(?P<label>[A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,2})\s*:\s+(?P<rest>\S.*)$")
+_QUOTED = re.compile(r'"[^"\n]*"|“[^”\n]*”|‘[^’\n]*’')
+_WHO = r"(?:(?:now|also|then|currently|recently|just|finally|actually) )*(?:i|i'm|i've|i'd|my|we|we're|we've)\b"
+_CLAUSES = re.compile(
+    r"\s*;\s*"
+    rf"|,?\s+(?:and|but|so|then|because|although|though|while|whereas|plus)\s+(?={_WHO}|(?:work|live|moved|started|joined|got|became|have)\b)"  # noqa: E501
+    rf"|,\s+(?={_WHO})",
+    re.IGNORECASE,
+)
+_CONTRACTIONS = [
+    (re.compile(r"[’`´]"), "'"),
+    (re.compile(r"\bi m\b|\bim\b", re.IGNORECASE), "I'm"),
+    (re.compile(r"\bive\b", re.IGNORECASE), "I've"),
+    (re.compile(r"\bdont\b", re.IGNORECASE), "don't"),
+    (re.compile(r"\bdoesnt\b", re.IGNORECASE), "doesn't"),
+    (re.compile(r"\bcant\b", re.IGNORECASE), "can't"),
+]
+_MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
+_DAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+_WHEN = (
+    rf"(?:last|next|this|these|every) \w+|(?:in|on|since|from|until|by|around) (?:(?:early|late|mid)[- ])?"
+    rf"(?:{_MONTHS}|{_DAYS}|spring|summer|fall|autumn|winter|\d{{4}}|the (?:spring|summer|fall|autumn|winter|"
+    rf"past|end|beginning|middle|weekend)\b)|(?:a few|a couple of|several|\d+|one|two|three|four|five|six|"
+    rf"seven|eight|nine|ten) \w+ ago|\w+ ago|for (?:a while|years|months|ages|good|now|\w+ (?:years|months|weeks))"
+)
+_TAILS = {
+    "place": re.compile(rf"\s+(?:{_WHEN}|(?:for|since|because|with|after|before|until|when|while|as|to|from|on|at|by|"
+                        r"during|so|where|which|near|right|now)\b).*$", re.IGNORECASE),
+    "job": re.compile(rf"\s+(?:{_WHEN}|(?:at|for|in|of|since|with|because|after|before|until|when|while|on|by|"
+                      r"from|and|who|which|now)\b).*$", re.IGNORECASE),
+    "name": re.compile(rf"\s+(?:{_WHEN}|(?:and|but|from|at|in|for|since|who|which|to|now|lol|haha|again|yesterday|"
+                       r"today|last|this|after|because|so)\b).*$", re.IGNORECASE),
+    "text": re.compile(rf"\s+(?:{_WHEN})$", re.IGNORECASE),
+}
+_KIND = {
+    "lives_in": "place", "hometown": "place", "employer": "place", "job": "job", "partner": "name",
+    "name": "name", "preferred_name": "name", "relationship": "name",
+}
+_TRAIL = re.compile(
+    r"\s+(?:now|these days|nowadays|anymore|any more|too|as well|again|lately|recently|currently|at the moment|"
+    r"right now|instead|actually|though|really|a lot|so much|very much|yesterday|today|for good|for now|finally|"
+    r"already|officially|haha|lol|by the way|btw|hands down|of course|remember|either|for work|full[- ]time|"
+    r"part[- ]time|" + _WHEN + r")$",
+    re.IGNORECASE,
+)
+_NOT_VALUES = frozenset("it that this them you there here someone somebody nobody one me him her us".split())
+_PREFER_SPLIT = re.compile(r"\s+(?:over|to|rather than|instead of|more than|than)\s+", re.IGNORECASE)
+_CONTEXT = re.compile(r"\s+(?:on|for|during|when|while|at|in|if|because|whenever)\s+", re.IGNORECASE)
+_QUALIFIER = re.compile(r"\s+(?:with|of|that|which|who|from|without)\s+", re.IGNORECASE)
+_NAMEISH = re.compile(r"^(?:[A-Z<]|[^\W\d_]*[A-Z])")
+_APPOSITIVE = re.compile(r"\s*,\s*([A-Z][\w'-]+(?: [A-Z][\w'-]+)?)(?=\s*(?:[,.;!?]|$))")
 
 
 def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCES.split(text) if s.strip()]
 
 
-def clean_value(value: str) -> str:
+def normalise(text: str) -> str:
+    for pattern, repl in _CONTRACTIONS:
+        text = pattern.sub(repl, text)
+    return text
+
+
+def clauses(sentence: str) -> list[str]:
+    return [c.strip() for c in _CLAUSES.split(_QUOTED.sub(" ", sentence)) if c and c.strip()]
+
+
+def strip_lead(text: str) -> str:
+    for _ in range(4):
+        stripped = LEAD.sub("", text.strip())
+        if stripped == text.strip():
+            break
+        text = stripped
+    return text.strip()
+
+
+def clean_value(value: str, predicate: str = "") -> str:
     value = " ".join(value.split()).strip(" \"'`-:")
     value = re.sub(r"^(?:named|called)\s+", "", value, flags=re.IGNORECASE)
-    for _ in range(3):
+    tail = _TAILS.get(_KIND.get(predicate, "text"))
+    if tail is not None:
+        value = tail.sub("", value)
+    for _ in range(4):
         stripped = _TRAIL.sub("", value)
         if stripped == value:
             break
@@ -121,42 +142,65 @@ def _singular(word: str) -> str:
     return word[:-1] if word.endswith("s") and not word.endswith("ss") and len(word) > 3 else word
 
 
-def _predicate(base: str, match: re.Match[str], value: str) -> tuple[str, str]:
+def _predicate(base: str, match: re.Match[str], value: str, multi: bool) -> tuple[str, str, bool]:
     if base == "prefers":
-        head_part = _PREFER_SPLIT.split(value)[0]
-        words = re.findall(r"[a-z]+", head_part.casefold())
-        head = _singular(words[-1]) if words else "thing"
-        return f"{head}_preference", head_part
+        value = _CONTEXT.split(_PREFER_SPLIT.split(value)[0])[0]
+        parts = _QUALIFIER.split(value)
+        words = re.findall(r"[a-z]+", parts[0].casefold())
+        if not words or words[0] == "to" or (len(words) < 2 and len(parts) < 2):
+            return "prefers", value, True  # "I prefer tea": the category is unknown, so it only adds
+        return f"{_singular(words[-1])}_preference", value, False
     if base == "favorite":
         kind = re.sub(r"[^a-z]+", "_", match.group("k").casefold()).strip("_")
-        return f"favorite_{kind}", value
+        return f"favorite_{kind}", value, multi
     if base == "relationship":
         kind = re.sub(r"[^a-z]+", "_", match.group("k").casefold()).strip("_")
         kind = {"mom": "mother", "mum": "mother", "dad": "father"}.get(kind, kind)
-        return f"relationship_{kind}", value
-    return base, value
+        return f"relationship_{kind}", value, multi and match.group("k").casefold() not in SINGLE_REL
+    return base, value, multi
 
 
-def facts_in(sentence: str) -> list[tuple[str, str, str, bool, float]]:
-    """(predicate, value, type, multi, confidence) for every rule that matches."""
-    s = _LEAD.sub("", sentence.strip())
-    out: list[tuple[str, str, str, bool, float]] = []
+def _value(match: re.Match[str], base: str, text: str) -> str | None:
+    """The cleaned value of a rule's match, or None when it is not an acceptable value."""
+    value = clean_value(match.group("v"), base)
+    if not value or len(value) > 120 or value.casefold() in _NOT_VALUES:
+        return None
+    groups = match.re.groupindex
+    if "bare" in groups and not looks_like_job(value):
+        return None
+    if base in ("lives_in", "hometown") and not looks_like_place(value):
+        return None
+    if "iam" in groups and not looks_like_name(value):
+        return None
+    if "name" in groups and not _is_name(value, text):  # "my high school sweetheart, Jenna"
+        appositive = _APPOSITIVE.match(text, match.end("v"))
+        return appositive.group(1) if appositive else None
+    return value
+
+
+def _is_name(value: str, text: str) -> bool:
+    """A person: "Jake", "<PERSON>"; lower case only when the whole text is lower case."""
+    return len(value.split()) <= 4 and (bool(_NAMEISH.match(value)) or text == text.lower())
+
+
+def facts_in(sentence: str) -> list[Fact]:
+    """(predicate, value, type, multi, confidence) for every rule that matches one clause."""
+    s = strip_lead(normalise(sentence))
+    out: list[Fact] = []
     seen: set[str] = set()
     for pattern, base, kind, multi, conf in RULES:
         m = pattern.search(s)
         if not m:
             continue
-        value = clean_value(m.group("v"))
-        if not value or len(value) > 120 or value.casefold() in ("it", "that", "this", "them", "you"):
+        value = _value(m, base, s)
+        if value is None:
             continue
-        predicate, value = _predicate(base, m, value)
-        value = clean_value(value)
+        predicate, value, many = _predicate(base, m, value, multi)
+        value = clean_value(value, base)
         if predicate in seen or not value:
             continue
         seen.add(predicate)
-        if base == "relationship" and m.group("k").casefold() in _SINGLE_REL:
-            multi = False
-        out.append((predicate, value, kind, multi, conf))
+        out.append((predicate, value, kind, many, conf))
     return out
 
 
@@ -168,32 +212,66 @@ class HeuristicExtractor:
         for entry in entries:
             if entry.role != "user" or entry.quarantined:
                 continue
-            subject = _subject(entry)
-            for sentence in sentences(entry.content):
-                out.extend(self._sentence(entry.id, subject, sentence))
+            for line in entry.content.splitlines():
+                subject, text = _speaker(line, entry)
+                if subject is None:
+                    continue
+                for sentence in sentences(text):
+                    out.extend(self._sentence(entry.id, subject, sentence))
         return Extraction(out)
 
     def _sentence(self, raw_id: str, subject: str, sentence: str) -> list[Candidate]:
-        if sentence.rstrip().endswith("?") or _SKIP.search(sentence):
+        s = normalise(sentence)
+        if s.rstrip().endswith("?"):
             return []
         text = sentence.strip()[:300]
-        hedged = bool(_HEDGE.search(sentence))
-        for pattern, predicates in _CLOSE_ALL:
-            if pattern.search(sentence):
-                return [Candidate(raw_id, subject, p, "", text, 0.9, type="profile", negated=True) for p in predicates]
-        for pattern in _NEGATION:
-            m = pattern.search(sentence)
-            if m:
-                rest = "I " + m.group("rest")
-                return [
-                    Candidate(raw_id, subject, p, v, text, c, type=k, multi=mu, negated=True)
-                    for p, v, k, mu, c in facts_in(rest)
-                    if p not in ("dislikes",)
-                ]
-        return [
-            Candidate(raw_id, subject, p, v, text, 0.4 if hedged else c, type=k, multi=mu)
-            for p, v, k, mu, c in facts_in(sentence)
-        ]
+        hedged = bool(HEDGE.search(s))
+        out: list[Candidate] = []
+        for clause in clauses(s):
+            for p, v, k, mu, c, neg in _clause_facts(clause):
+                conf = 0.4 if hedged else c
+                out.append(Candidate(raw_id, subject, p, v, text, conf, type=k, multi=mu, negated=neg))
+        return out
+
+
+def _clause_facts(clause: str) -> list[tuple[str, str, str, bool, float, bool]]:
+    """Facts of one clause; the last flag marks a negation (it closes instead of adding)."""
+    c = strip_lead(clause)
+    if not c or QUESTION_START.match(c) or SKIP.search(c) or FUTURE.search(c):
+        return []
+    if ELLIPTICAL.match(c):
+        c = "I " + c
+    for pattern, predicates in CLOSERS:
+        if pattern.search(c):
+            return [(p, "", "profile", False, 0.9, True) for p in predicates]
+    for pattern, predicates, multi in VALUE_CLOSERS:
+        m = pattern.search(c)
+        if m and (value := clean_value(m.group("v"), predicates[0])):
+            return [(p, value, "profile", multi, 0.85, True) for p in predicates]
+    for pattern, prefix in NEGATIONS:
+        m = pattern.search(c)
+        if m:
+            facts = facts_in(prefix + m.group("rest"))
+            return [(p, v, k, mu, conf, True) for p, v, k, mu, conf in facts if p != "dislikes"]
+    return [(p, v, k, mu, conf, False) for p, v, k, mu, conf in facts_in(c)]
+
+
+def _speaker(line: str, entry: RawEntry) -> tuple[str | None, str]:
+    """Who says this line: a transcript label ("Caroline: ...") wins over the message's speaker.
+    None for an assistant/system label: that line is never the user's fact."""
+    own = _subject(entry)
+    m = _LABEL.match(line)
+    if not m:
+        return own, line
+    label = m.group("label").strip()
+    words = label.casefold().replace(".", "").split()
+    if any(w in ASSISTANT_LABELS for w in words):
+        return None, ""
+    if any(w in NOT_SPEAKERS for w in words):
+        return own, line
+    if label.casefold() in (entry.user_id, (entry.speaker or "").casefold()):
+        return own, m.group("rest")
+    return label, m.group("rest")
 
 
 def _subject(entry: RawEntry) -> str:

@@ -1,9 +1,19 @@
 """The claim resolver: candidates -> page ledger changes, never overwriting anything.
 
-Same user + subject + predicate with a different value closes the old claim (``valid_until``,
-``superseded_by``, ``closed_at``) and the new one ``supersedes`` it; the same value reinforces.
-Multi-valued predicates (likes, pets...) get a page per value, so a new value adds instead.
-Claim ids are deterministic, so resolving the same raw entry twice changes nothing.
+Claims of one user + subject + predicate form a timeline on one page. A candidate is placed at
+its valid time (the turn's ``occurred_at``, else when it was recorded), so facts may arrive in
+any order:
+
+* the claim valid at that time has the same value: it is reinforced (one more source);
+* otherwise a new claim starts there and ``supersedes`` it; the old one is closed
+  (``valid_until``, ``superseded_by``, ``closed_at``); if a later claim already exists, the new
+  one ends where that one starts (it was learned late);
+* a negation ("I'm not vegan anymore") closes the matching claim valid at that time.
+
+Multi-valued predicates (likes, pets...) get a page per value, so a new value adds instead; a
+negation of one searches the sibling pages (``siblings``) and closes the values it names.
+Claim ids are deterministic and a negation records its source, so resolving the same raw entry
+twice changes nothing. Claims of another user or subject are on other pages: never touched.
 """
 
 from __future__ import annotations
@@ -16,7 +26,8 @@ from ..errors import MalformedPage
 from ..ids import claim_id, short_hash
 from ..model import Candidate, Claim, Page, RawEntry
 from ..store.pages import render_body
-from .extract import _REL, norm_value
+from .extract import norm_value
+from .extract_rules import REL
 
 PAGE_TYPES = ("profile", "preference", "relationship", "fact", "note")
 _BASE_VOCAB = {
@@ -24,16 +35,19 @@ _BASE_VOCAB = {
     "diet": "profile", "name": "profile", "preferred_name": "profile", "age": "profile",
     "birthday": "profile", "phone": "profile", "email": "profile", "marital_status": "profile",
     "car": "profile", "studies": "profile", "children": "profile", "school": "profile",
-    "partner": "relationship", "pet": "relationship", "likes": "preference",
+    "partner": "relationship", "pet": "relationship", "likes": "preference", "prefers": "preference",
     "dislikes": "preference", "allergy": "preference", "hobby": "preference",
     "speaks": "fact", "learning": "fact", "note": "note",
 }
 VOCAB: dict[str, str] = {
     **_BASE_VOCAB,
-    **{"relationship_" + r.replace(" ", "_"): "relationship" for r in _REL.split("|")},
+    **{"relationship_" + r.replace(" ", "_"): "relationship" for r in REL.split("|")},
 }
 _PRED_RE = re.compile(r"[^a-z0-9_]+")
 _MASKED = re.compile(r"<[A-Z_]+>")  # a masked value is unknown: never "the same value" as another
+
+Loader = Callable[[str], "Page | None"]
+Siblings = Callable[[str], Sequence[str]]  # page-id prefix -> ids of existing pages with it
 
 
 def normalise_predicate(predicate: str) -> str:
@@ -64,32 +78,51 @@ class Resolution:
 def resolve(
     candidates: Sequence[Candidate],
     entries: dict[str, RawEntry],
-    load: Callable[[str], Page | None],
+    load: Loader,
     now: str,
     review_below: float,
+    *,
+    siblings: Siblings | None = None,
 ) -> Resolution:
+    """Apply candidates in order. Low-confidence ones (negations too) go to review instead."""
     res = Resolution()
     for cand in candidates:
         entry = entries.get(cand.raw_id)
         if entry is None:
             continue
-        if cand.confidence < review_below and not cand.negated:
+        if cand.confidence < review_below:
             res.review.append((cand, entry))
             continue
-        pid = page_id_for(entry.user_id, cand)
         try:
-            page = res.pages.get(pid) or load(pid) or _new_page(pid, entry.user_id, cand, now)
+            for pid in _targets(entry.user_id, cand, res, siblings):
+                page = res.pages.get(pid) or load(pid)
+                if page is None and cand.negated:
+                    continue
+                _apply_to(res, page or _new_page(pid, entry.user_id, cand, now), cand, entry, now)
         except MalformedPage:  # a human broke the page: hold the fact for review, never clobber
             res.review.append((cand, entry))
-            continue
-        claims, counts = apply(list(page.claims), cand, entry, now)
-        if counts != (0, 0, 0):
-            new = replace(page, claims=tuple(claims), updated=now)
-            res.pages[pid] = replace(new, body=render_body(new))
-            res.added += counts[0]
-            res.closed += counts[1]
-            res.reinforced += counts[2]
     return res
+
+
+def _targets(user_id: str, cand: Candidate, res: Resolution, siblings: Siblings | None) -> list[str]:
+    pid = page_id_for(user_id, cand)
+    if not (cand.negated and cand.multi):
+        return [pid]
+    prefix = page_id_for(user_id, replace(cand, multi=False)) + "--v"  # every value's page
+    found = set(siblings(prefix)) if siblings else set()
+    found |= {p for p in res.pages if p.startswith(prefix)}
+    return sorted(found | {pid})
+
+
+def _apply_to(res: Resolution, page: Page, cand: Candidate, entry: RawEntry, now: str) -> None:
+    claims, (added, closed, reinforced) = apply(list(page.claims), cand, entry, now)
+    if (added, closed, reinforced) == (0, 0, 0):
+        return
+    new = replace(page, claims=tuple(claims), updated=now)
+    res.pages[page.id] = replace(new, body=render_body(new))
+    res.added += added
+    res.closed += closed
+    res.reinforced += reinforced
 
 
 def _new_page(pid: str, user_id: str, cand: Candidate, now: str) -> Page:
@@ -103,41 +136,69 @@ def _new_page(pid: str, user_id: str, cand: Candidate, now: str) -> Page:
 def apply(claims: list[Claim], cand: Candidate, entry: RawEntry, now: str) -> tuple[list[Claim], tuple[int, int, int]]:
     """Apply one candidate to a page's ledger. Returns (claims, (added, closed, reinforced))."""
     predicate = normalise_predicate(cand.predicate)
-    cid = claim_id(entry.id, cand.subject, predicate, norm_value(cand.value))
-    if any(c.id == cid or entry.source in c.metadata.get("closed_by", ()) for c in claims):
-        return claims, (0, 0, 0)
-    when = entry.when
-    same_key = [i for i, c in enumerate(claims) if c.active and c.subject == cand.subject and c.predicate == predicate]
+    key = [i for i, c in enumerate(claims)
+           if c.subject == cand.subject and c.predicate == predicate and "deleted" not in c.metadata]
     if cand.negated:
-        closed = 0
-        for i in same_key:
-            c = claims[i]
-            if not cand.value or norm_value(c.value) == norm_value(cand.value):
-                meta = {**c.metadata, "closed_by": [entry.source]}
-                claims[i] = replace(c, valid_until=max(when, c.valid_from or when), closed_at=now, metadata=meta)
-                closed += 1
-        return claims, (0, closed, 0)
-    for i in same_key:
+        return _negate(claims, key, cand, entry, now)
+    cid = claim_id(entry.id, cand.subject, predicate, norm_value(cand.value))
+    if any(cid in (c.id, c.supersedes, c.superseded_by) for c in claims):
+        return claims, (0, 0, 0)  # resolved before (the claim may since have rolled into an archive page)
+    when = entry.when
+    current = [i for i in key if claims[i].valid_at(when)]
+    for i in current:
         c = claims[i]
-        if norm_value(c.value) == norm_value(cand.value) and not _MASKED.search(cand.value):
+        if _same(c.value, cand.value):
             if entry.source in c.sources:
                 return claims, (0, 0, 0)
             conf = min(1.0, max(c.confidence, cand.confidence) + 0.05)
             claims[i] = replace(c, sources=(*c.sources, entry.source), confidence=round(conf, 4))
             return claims, (0, 0, 1)
+    later = sorted((claims[i] for i in key if (claims[i].valid_from or "") > when), key=lambda c: c.valid_from or "")
     new = Claim(
         id=cid, subject=cand.subject, predicate=predicate, value=cand.value, text=cand.text,
         provenance=cand.provenance, confidence=round(float(cand.confidence), 4), valid_from=when,
         recorded_at=now, sources=(entry.source,), metadata=dict(entry.metadata),
     )
-    closed = 0
-    for i in same_key:
+    if later:  # learned late: true until the next known value took over
+        new = replace(new, valid_until=later[0].valid_from, superseded_by=later[0].id, closed_at=now)
+    for i in current:
         old = claims[i]
-        if when >= (old.valid_from or ""):
-            claims[i] = replace(old, valid_until=when, superseded_by=cid, closed_at=now)
-            new = replace(new, supersedes=old.id)
-            closed += 1
-        else:  # learned late: the new claim was true before the current one took over
-            new = replace(new, valid_until=old.valid_from, superseded_by=old.id, closed_at=now)
+        claims[i] = replace(old, valid_until=when, superseded_by=cid, closed_at=now)
+        new = replace(new, supersedes=old.id)
+        for j in key:  # the next claim now follows the new one
+            if claims[j].supersedes == old.id and claims[j].id != cid:
+                claims[j] = replace(claims[j], supersedes=cid)
+    if later and not current:
+        claims = [replace(c, supersedes=cid) if c.id == later[0].id and c.supersedes is None else c for c in claims]
     claims.append(new)
-    return claims, (1, closed, 0)
+    return claims, (1, len(current), 0)
+
+
+def _negate(claims: list[Claim], key: list[int], cand: Candidate, entry: RawEntry,
+            now: str) -> tuple[list[Claim], tuple[int, int, int]]:
+    when = entry.when
+    closed = 0
+    for i in key:
+        c = claims[i]
+        if entry.source in c.metadata.get("closed_by", ()):
+            continue  # this negation was applied before
+        if c.valid_at(when) and _names(cand.value, c.value):
+            meta = {**c.metadata, "closed_by": [*c.metadata.get("closed_by", ()), entry.source]}
+            claims[i] = replace(c, valid_until=when, closed_at=now, metadata=meta)
+            closed += 1
+    return claims, (0, closed, 0)
+
+
+def _same(a: str, b: str) -> bool:
+    return norm_value(a) == norm_value(b) and not _MASKED.search(b)
+
+
+def _names(negated: str, value: str) -> bool:
+    """Does a negation's value name this claim? Empty names any; "dog" names "dog named Rex"."""
+    if not negated:
+        return True
+    n, v = norm_value(negated), norm_value(value)
+    if n == v:
+        return True
+    nw, vw = set(n.split()), set(v.split())
+    return bool(nw) and (nw <= vw or vw <= nw) and not (_MASKED.search(n) and n != v)

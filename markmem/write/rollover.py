@@ -18,7 +18,9 @@ KEEP_CLOSED = 8  # the most recent closed claims that stay on the live page
 
 
 def roll(page: Page, now: str) -> list[Page]:
-    closed = [c for c in page.claims if not c.active]
+    # Claims recorded by the batch being compiled never move: if the batch is re-run after a
+    # crash, its idempotency check finds them on the live page.
+    closed = [c for c in page.claims if not c.active and (c.recorded_at or "") < now]
     if len(closed) <= ROLL_AT:
         return [page]
     closed.sort(key=lambda c: (c.valid_until or "", c.id))

@@ -1,0 +1,236 @@
+"""The heuristic extractor's tables: first-person patterns, negations, closers and word lists.
+
+Every rule is ``(regex, predicate, page type, multi-valued, confidence)``; the regex has a ``v``
+group (the value) and may have ``k`` (a kind: "favorite <k>", "my <k> is"), ``bare`` (a bare
+"I'm a <noun>": kept only when the noun reads as a job) or ``name`` (the value must look like a
+name). Patterns see one clause, already normalised ("im" -> "i'm", curly quotes straightened).
+"""
+
+from __future__ import annotations
+
+import re
+
+Rule = tuple[re.Pattern[str], str, str, bool, float]
+
+_A = r"(?:(?:now|currently|still|also|just|recently|finally|actually|really|already|even|officially|mostly|fully|strictly|basically|technically|definitely|happily|legally|newly|permanently|temporarily) )*"  # noqa: E501
+_V = r"(?P<v>(?:[^,;!?.]|\.(?=\S))+?)"  # up to punctuation ("." inside a token is kept: St.Louis, a.b@c.d)
+_END = r"(?=\s*(?:[,;!?]|\.(?:\s|$)|\band\b|\bbut\b|\bbecause\b|\bso\b|\bwhich\b|\bwho\b|\bwhere\b|$))"
+_I = r"\bi"
+_IM = r"\bi(?:'m| am)"
+_WE = r"\b(?:i|we)"
+PHONE = r"(?P<v>\+?\(?\d[\d ().-]{5,}\d|<PHONE_NUMBER>)"
+EMAIL = r"(?P<v>[\w.+-]+@[\w-]+(?:\.[\w-]+)+|<EMAIL_ADDRESS>)"
+
+JOBS = frozenset((
+    "engineer developer teacher nurse doctor designer manager writer student lawyer chef cook artist "
+    "scientist analyst consultant accountant architect musician photographer programmer researcher "
+    "professor pilot driver farmer firefighter officer counselor counsellor therapist pharmacist dentist "
+    "mechanic electrician plumber entrepreneur founder ceo cto cfo coo intern barista waiter waitress "
+    "cashier journalist editor librarian veterinarian vet paramedic surgeon recruiter translator carpenter "
+    "baker painter actor actress dancer singer coach trainer freelancer realtor banker economist biologist "
+    "chemist physicist mathematician historian psychologist midwife principal sommelier clerk secretary "
+    "receptionist janitor cleaner guard soldier sailor nanny tutor lecturer instructor supervisor director "
+    "executive administrator technician physician nutritionist dietitian dietician optometrist radiologist "
+    "surveyor planner producer assistant associate specialist strategist marketer salesperson hairdresser "
+    "barber butcher florist tailor jeweler jeweller welder contractor landscaper gardener housekeeper "
+    "caregiver paralegal auditor actuary broker trader investor advisor adviser attorney judge detective "
+    "police policeman policewoman cop firefighter ranger pastor priest rabbi imam minister diplomat "
+    "politician mayor senator youtuber streamer influencer blogger podcaster illustrator animator "
+    "copywriter bartender dishwasher courier postman mailman miner fisherman stylist model comedian "
+    "programmer coder sysadmin dev devops hacker scientist sociologist nurse medic orderly"
+).split())
+# nouns that end like a job title but are not one ("I'm a big fan", "I'm a dog lover")
+NOT_JOBS = frozenset((
+    "fan lover beginner learner customer member smoker drinker eater sleeper user owner reader believer "
+    "follower supporter viewer listener subscriber speaker sister brother mother father daughter partner "
+    "grandmother grandfather foreigner stranger loner optimist pessimist perfectionist realist idealist "
+    "minimalist tourist finalist introvert extrovert vegetarian vegan pescatarian person guy girl boy man "
+    "woman lady kid child parent mom mum dad wife husband fiancee fiance friend neighbor neighbour "
+    "roommate resident citizen native local bit lot little fool mess wreck morning night early late"
+).split())
+# conservative: suffixes that almost only make occupations (not "-er": fan, runner, New Yorker)
+_JOB_SUFFIX = re.compile(
+    r"(?:ologist|ographer|ician|iatrist|smith|wright|keeper|monger|"
+    r"(?:sales|business|chair|fire|police|fisher|crafts|trades|repair|delivery|post|mail)(?:man|woman|person))$"
+)
+DIETS = (
+    r"vegetarian|vegan|pescatarian|pescetarian|keto|paleo|gluten[- ]free|dairy[- ]free|lactose[- ]intolerant|"
+    r"flexitarian|carnivore|halal|kosher|low[- ]carb|plant[- ]based|raw vegan"
+)
+REL = (
+    "sister|brother|mother|mom|mum|father|dad|son|daughter|best friend|friend|boss|manager|cousin|aunt|"
+    "uncle|grandma|grandmother|grandpa|grandfather|roommate|colleague|coworker|neighbor|neighbour"
+)
+SINGLE_REL = frozenset({"mother", "mom", "mum", "father", "dad", "boss", "manager", "best friend"})
+PETS = "dog|cat|puppy|kitten|parrot|bird|rabbit|bunny|hamster|fish|turtle|snake|horse|guinea pig|lizard|ferret"
+CAR_MAKES = (
+    "toyota|honda|ford|tesla|subaru|bmw|audi|mercedes|volkswagen|vw|kia|hyundai|nissan|mazda|volvo|jeep|"
+    "chevy|chevrolet|porsche|fiat|peugeot|renault|skoda|lexus|mini|jaguar|land rover|range rover|dodge|"
+    "ram|gmc|cadillac|buick|lincoln|acura|infiniti|mitsubishi|suzuki|seat|citroen|opel|polestar|rivian|byd"
+)
+_PARTNER = r"(?:wife|husband|partner|girlfriend|boyfriend|gf|bf|fianc[ée]e?|spouse)"
+
+
+def _r(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.IGNORECASE)
+
+
+RULES: list[Rule] = [
+    # where the user lives
+    (_r(rf"{_WE}(?:'m| am|'re| are)? {_A}(?:live|living|reside|residing) in {_V}{_END}"), "lives_in", "profile", False, 0.9),  # noqa: E501
+    (_r(rf"{_WE}(?:'ve| have) {_A}(?:been )?{_A}(?:lived|living|resided|residing) in {_V}{_END}"), "lives_in", "profile", False, 0.9),  # noqa: E501
+    (_r(rf"{_WE}(?:'ve| have)? {_A}(?:moved|relocated)(?: back home| back| home| here| over| house| away)?(?: from (?:(?!\bto\b)[^,;!?])+?)? (?:to|into) {_V}{_END}"), "lives_in", "profile", False, 0.9),  # noqa: E501
+    (_r(rf"{_WE}(?:'m| am|'re| are) {_A}based in {_V}{_END}"), "lives_in", "profile", False, 0.85),
+    (_r(rf"\bmy (?:new )?home is (?:now )?(?:in )?{_V}{_END}"), "lives_in", "profile", False, 0.8),
+    (_r(rf"{_IM} (?:originally )?from {_V}{_END}"), "hometown", "profile", False, 0.85),
+    (_r(rf"{_I} grew up in {_V}{_END}"), "hometown", "profile", False, 0.85),
+    (_r(rf"\bmy hometown is {_V}{_END}"), "hometown", "profile", False, 0.9),
+    # work
+    (_r(rf"{_I}(?:'m| am)? {_A}work(?:ing)? (?:at|for) (?:(?!\bas\b)[^,;!?.])+? as (?:a |an )?{_V}{_END}"), "job", "profile", False, 0.85),  # noqa: E501
+    (_r(rf"{_I}(?:'m| am)? {_A}work(?:ing)? as (?:a |an )?{_V}{_END}"), "job", "profile", False, 0.9),
+    (_r(rf"{_I}(?:'ve| have)? {_A}(?:started|start|began|begun) (?:working |to work |work )?as (?:a |an )?{_V}{_END}"), "job", "profile", False, 0.9),  # noqa: E501
+    (_r(rf"{_I}(?:'ve| have)? {_A}(?:got|have|landed|found|took|accepted|started) (?:a |my )?(?:new )?(?:job|position|role) as (?:a |an )?{_V}{_END}"), "job", "profile", False, 0.9),  # noqa: E501
+    (_r(rf"{_I}(?:'ve| have)? {_A}(?:got|been) promoted to (?:a |an )?{_V}{_END}"), "job", "profile", False, 0.85),
+    (_r(rf"{_I}(?:'m| am|'ve been| have been|'ve become| have become| became| become) {_A}(?:a |an )(?P<bare>)(?P<v>(?:[a-z][\w-]* ){{0,3}}?[a-z][\w-]*){_END}"), "job", "profile", False, 0.85),  # noqa: E501
+    (_r(rf"\bmy (?:new |current |actual )?(?:job|profession|occupation|role|position) is (?:a |an |as (?:a |an )?)?{_V}{_END}"), "job", "profile", False, 0.9),  # noqa: E501
+    (_r(rf"{_I}(?:'m| am)? {_A}work(?:ing)? (?:at|for) {_V}{_END}"), "employer", "profile", False, 0.85),
+    (_r(rf"{_I}(?:'ve| have)? {_A}(?:joined|started (?:working )?(?:at|for|with)|(?:got|started|landed|found|took|accepted) (?:a|my) (?:new )?(?:job|position|role) (?:at|with)|work with) {_V}{_END}"), "employer", "profile", False, 0.8),  # noqa: E501
+    (_r(rf"{_IM} {_A}employed (?:at|by|with) {_V}{_END}"), "employer", "profile", False, 0.85),
+    # food
+    (_r(rf"{_I}(?:'m| am|'ve been| have been|'ve become| have become| became| become| went| turned| go| eat| started eating) {_A}(?:a |an |fully |strictly |mostly |100% )*(?P<v>{DIETS})\b"), "diet", "profile", False, 0.9),  # noqa: E501
+    (_r(rf"{_I}(?:'m| am) {_A}(?:on|doing) (?:an? |the )?{_V} diet\b"), "diet", "profile", False, 0.85),
+    (_r(rf"{_I} {_A}(?:follow|eat|keep|do|started|began|tried|switched to) (?:on )?(?:an? |the )?{_V} diet\b"), "diet", "profile", False, 0.85),  # noqa: E501
+    (_r(rf"{_I} {_A}(?:started|began|switched to|went|am going|'m going) (?P<v>keto|paleo|vegan|vegetarian|pescatarian|low[- ]carb|plant[- ]based)\b"), "diet", "profile", False, 0.85),  # noqa: E501
+    # who the user is
+    (_r(rf"\bmy (?:full |real )?name(?: is|'s) (?P<name>){_V}{_END}"), "name", "profile", False, 0.95),
+    (_r(r"^i(?:'m| am) (?P<name>)(?P<iam>)(?P<v>(?-i:[A-Z][a-z]+(?: [A-Z][a-z]+)?))(?=\s*(?:[,.!]|\bhere\b|$))"), "name", "profile", False, 0.6),  # noqa: E501
+    (_r(rf"\b(?:please |you can |just )?call me (?P<name>){_V}{_END}"), "preferred_name", "profile", False, 0.9),
+    (_r(rf"{_I} go by (?P<name>){_V}{_END}"), "preferred_name", "profile", False, 0.9),
+    (_r(r"\bi(?:'m| am|'ve just turned| have just turned| just turned| turned) (?P<v>\d{1,3})(?: years old| yrs old| yo)?\b(?! ?(?:%|percent|kids|children|dogs|cats|times|days|hours|minutes|mins|weeks|months|miles|km|pounds|lbs|kg|dollars|euros|feet|ft|inches|cm|min|am|pm|o'clock|-))"), "age", "profile", False, 0.7),  # noqa: E501
+    (_r(rf"\bmy birthday is (?:on )?{_V}{_END}"), "birthday", "profile", False, 0.9),
+    (_r(rf"\bmy (?:new |current )?(?:(?:phone|cell|mobile|cellphone|cell phone|telephone)(?: number| no\.?)?|number)(?: is| =|:) (?:now )?{PHONE}"), "phone", "profile", False, 0.9),  # noqa: E501
+    (_r(rf"{_I} (?:just )?changed my (?:phone |cell |mobile )?number to {PHONE}"), "phone", "profile", False, 0.9),
+    (_r(rf"\bmy (?:new |current )?e-?mail(?: address)?(?: is| =|:) (?:now )?{EMAIL}"), "email", "profile", False, 0.9),
+    (_r(rf"{_I} (?:just )?changed my e-?mail(?: address)? to {EMAIL}"), "email", "profile", False, 0.9),
+    # partner and family
+    (_r(rf"\bmy (?:new |current )?{_PARTNER}(?:'s name)? is (?P<name>){_V}{_END}"), "partner", "relationship", False, 0.9),  # noqa: E501
+    (_r(rf"{_IM} {_A}(?:married to|engaged to|dating|seeing|in a relationship with|with) (?P<name>){_V}{_END}"), "partner", "relationship", False, 0.85),  # noqa: E501
+    (_r(rf"{_I} {_A}(?:got )?(?:married|engaged)(?: to)? (?P<name>){_V}{_END}"), "partner", "relationship", False, 0.85),  # noqa: E501
+    (_r(r"\bi(?:'m| am| got| just got|'ve just got|'ve got| have got) (?:now |officially |recently |finally )?(?P<v>married|single|divorced|engaged|widowed|separated)\b"), "marital_status", "profile", False, 0.85),  # noqa: E501
+    (_r(rf"\bi have (?P<v>(?:no|one|two|three|four|five|six|\d+) (?:kids|children|sons|daughters|son|daughter|kid|child)){_END}"), "children", "profile", False, 0.85),  # noqa: E501
+    (_r(rf"\bmy (?P<k>{REL})(?:'s name)? is (?P<name>){_V}{_END}"), "relationship", "relationship", True, 0.85),
+    (_r(rf"{_I} have an? (?P<k>{REL}) (?:named|called) {_V}{_END}"), "relationship", "relationship", True, 0.85),
+    (_r(rf"{_I}(?:'ve| have)? {_A}(?:have|got|adopted|rescued|bought) (?:an?|two|three|four|\d+) (?:new |little |baby )?(?P<v>(?:[a-z]+ )?(?:{PETS})(?:s|es)?(?: (?:named|called) [^,.;!?]+?)?){_END}"), "pet", "relationship", True, 0.85),  # noqa: E501
+    # things
+    (_r(rf"{_I} {_A}(?:drive|own) an? {_V}{_END}(?<!\bhouse)(?<!\bapartment)(?<!\bflat)(?<!\bhome)(?<!\bbusiness)"), "car", "profile", False, 0.6),  # noqa: E501
+    (_r(rf"{_I}(?:'ve| have)? {_A}(?:bought|got|purchased|leased) (?:myself )?an? (?:new |used )?(?P<v>(?:{CAR_MAKES})\b[^,;!?.]*?){_END}"), "car", "profile", False, 0.8),  # noqa: E501
+    (_r(rf"{_I}(?:'m| am)? {_A}(?:study|studying|majoring in|major in) {_V}{_END}"), "studies", "profile", False, 0.8),
+    (_r(rf"{_I}(?:'ve| have)? {_A}(?:switched|changed) my major to {_V}{_END}"), "studies", "profile", False, 0.85),
+    (_r(rf"\bmy major is (?:now )?{_V}{_END}"), "studies", "profile", False, 0.85),
+    # preferences
+    (_r(rf"{_I}(?: would|'d)? {_A}(?:much |now |really )*prefer {_V}{_END}"), "prefers", "preference", False, 0.85),
+    (_r(r"\bmy (?:favou?rite|fav|fave) (?P<k>[a-z][a-z ]{0,30}?) (?:is|are) (?:now )?(?P<v>[^,.;!?]+?)(?=\s*(?:[,.;!?]|\bbut\b|\bbecause\b|$))"), "favorite", "preference", False, 0.85),  # noqa: E501
+    (_r(rf"{_IM} {_A}allergic to {_V}{_END}"), "allergy", "preference", True, 0.9),
+    (_r(rf"{_I} {_A}(?:like|love|enjoy|adore)(?! to be\b)(?! it\b) {_V}{_END}"), "likes", "preference", True, 0.7),
+    (_r(rf"{_I} {_A}(?:hate|dislike|detest|can't stand|cannot stand|don't like|do not like|don't enjoy) {_V}{_END}"), "dislikes", "preference", True, 0.7),  # noqa: E501
+    (_r(rf"\bmy hobb(?:y is|ies are|ies include) {_V}{_END}"), "hobby", "preference", True, 0.85),
+    (_r(rf"{_I}(?: {_A}speak|(?:'m| am) {_A}fluent in) {_V}{_END}"), "speaks", "fact", True, 0.8),
+    (_r(rf"{_IM} {_A}learning {_V}{_END}"), "learning", "fact", True, 0.75),
+]
+
+# Negations, rewritten to the positive clause they undo: "I'm not vegan anymore" -> "I'm vegan".
+NEGATIONS: list[tuple[re.Pattern[str], str]] = [
+    (_r(r"\bi(?:'m| am) not (?P<rest>.+?) any ?more\b"), "I'm "),
+    (_r(r"\bi(?:'m| am) no longer (?P<rest>.+)$"), "I'm "),
+    (_r(r"\bi(?:'ve| have)? stopped being (?P<rest>.+)$"), "I'm "),
+    (_r(r"\bi(?:'ve| have)? (?:stopped|quit) (?P<rest>\w+ing\b.*)$"), "I'm "),
+    (_r(r"\bi (?:no longer|don't|do not|dont|won't) (?P<rest>.+?) any ?more\b"), "I "),
+    (_r(r"\bi no longer (?P<rest>.+)$"), "I "),
+]
+# Statements that end facts without naming a new value: (pattern, predicates, value group or None).
+CLOSERS: list[tuple[re.Pattern[str], tuple[str, ...]]] = [
+    (_r(r"\bi(?:'ve| have)? (?:just )?(?:quit|left|lost) my (?:job|position|role)\b"), ("job", "employer")),
+    (_r(r"\bi(?:'ve| have| got| was| just got|'ve been| have been)? (?:just )?(?:retired|laid off|fired|let go|made redundant)\b"), ("job", "employer")),  # noqa: E501
+    (_r(r"\bi(?:'m| am) (?:now )?(?:retired|unemployed|between jobs|out of work|jobless|looking for (?:a )?(?:new )?(?:job|work))\b"), ("job", "employer")),  # noqa: E501
+    (_r(r"\b(?:i|we)(?:'ve| have)? (?:just |finally |recently )?(?:broke up|broken up|divorced|got divorced|split up|split from|separated from|got separated|dumped)\b"), ("partner",)),  # noqa: E501
+    (_r(r"\bi (?:eat|started eating|'m eating|am eating|eat) meat(?: again)?\b"), ("diet",)),
+]
+# Closers that name the value they end: "I left Acme", "I moved out of Bonn", "my hamster died".
+VALUE_CLOSERS: list[tuple[re.Pattern[str], tuple[str, ...], bool]] = [
+    (_r(rf"{_I}(?:'ve| have)? (?:just )?left (?!my (?:job|position|role)\b){_V}{_END}"), ("employer", "lives_in"), False),  # noqa: E501
+    (_r(rf"{_WE}(?:'ve| have)? (?:just )?moved (?:out of|away from) {_V}{_END}"), ("lives_in",), False),
+    (_r(rf"\bmy (?:(?:old|little|sweet|beloved) )?(?P<v>{PETS})(?: [A-Z]\w*)? (?:has )?(?:died|passed away|passed|ran away|is gone)\b"), ("pet",), True),  # noqa: E501
+]
+
+HEDGE = _r(
+    r"\b(?:maybe|perhaps|probably|possibly|i think|i guess|i believe|might|not sure|kind of|sort of|"
+    r"thinking about|thinking of|considering|i suppose|apparently)\b"
+)
+SKIP = _r(
+    r"\b(?:used to|would like|'d like|'d love|would love|would be|'d be|if i|if we|when i was|when we were|"
+    r"as a kid|as a child|growing up|wish i|wish we|wished i|hope to|hoping to|want to|wanna|going to|gonna|"
+    r"plan to|planning to|about to|someday|one day|in the future|next (?:week|month|year|summer|winter|spring|"
+    r"fall|autumn|weekend|monday|tuesday|wednesday|thursday|friday|saturday|sunday|time)|should i|could i|"
+    r"can i|do you|are you|don't you|would you|will you)\b"
+)
+FUTURE = re.compile(r"\b(?:will|shall)\b|'ll\b")  # case-sensitive: "Will" may be a name
+QUESTION_START = _r(r"^(?:do|does|did|should|shall|can|could|would|will|is|are|am|was|were|what|where|who|why|how|which|whom|whose)\b")  # noqa: E501
+LEAD = _r(
+    r"^(?:oh|well|so|also|and|but|btw|by the way|actually|anyway|anyways|yeah|yes|no|ok|okay|hey|hi|hello|"
+    r"update|fyi|just so you know|just fyi|for the record|sorry|oops|correction|to be clear|honestly|"
+    r"guess what|good news|big news|news|quick update|as of today|as of now|these days|nowadays|now|ps|p\.s\.)"
+    r"\b[,:!.]?\s*"
+)
+ELLIPTICAL = _r(
+    r"^(?:just |finally |recently |also |now |currently )*(?:moved|relocated|living|live|started|starting|joined|"
+    r"got|became|quit|left|switched|working|work|retired|studying|adopted|bought|married|broke up|speak|"
+    r"prefer|love|like|have|drive)\b"
+)
+NOT_SPEAKERS = frozenset((
+    "update note ps fyi btw edit reminder correction news question answer q a re important warning info tip "
+    "summary context fact facts todo task subject title status result results example hint also ok okay "
+    "well so yes no hi hello hey dear thanks sorry anyway actually spoiler alert source location address "
+    "phone email name age job diet translation original quote step day week morning tonight today "
+    "yesterday tomorrow now then later me user i"
+).split())
+ASSISTANT_LABELS = frozenset(
+    "assistant ai bot chatbot system gpt chatgpt claude gemini copilot model agent tool developer".split()
+)
+
+
+# "I'm <Capitalised>" is a name unless it is a nationality, faith, sign or state of mind
+NOT_NAMES = frozenset((
+    "jewish muslim hindu buddhist christian catholic mormon sikh atheist agnostic thai swiss dutch french "
+    "greek irish scottish welsh english british czech iraqi israeli pakistani nepali bengali saudi somali "
+    "fine good okay ok back home here ready done sorry sure new gemini leo virgo libra scorpio aries taurus "
+    "cancer pisces aquarius capricorn sagittarius vegan vegetarian single married divorced engaged"
+).split())
+_NATIONALITY = re.compile(r"(?:ese|ish|ian|can|ic|ist|ean)$")
+# a place someone lives is named; "a new apartment" or "the office" is not where they live
+DWELLINGS = frozenset((
+    "apartment flat house place home room building condo studio dorm floor office desk team department "
+    "position role server model version neighborhood neighbourhood area street unit suite bedroom"
+).split())
+
+
+def looks_like_name(value: str) -> bool:
+    words = value.casefold().split()
+    return bool(words) and not any(w in NOT_NAMES or _NATIONALITY.search(w) for w in words)
+
+
+def looks_like_place(value: str) -> bool:
+    words = value.casefold().split()
+    if not words or words[0] in ("a", "an", "my", "our", "his", "her", "their", "some", "another"):
+        return False
+    return words[-1] not in DWELLINGS
+
+
+def looks_like_job(value: str) -> bool:
+    """For a bare "I'm a <noun phrase>": is the head noun a job title?"""
+    words = re.findall(r"[a-z][\w-]*", value.casefold())
+    if not words or len(words) > 4:
+        return False
+    head = words[-1]
+    if head in NOT_JOBS:
+        return False
+    return head in JOBS or bool(_JOB_SUFFIX.search(head))
