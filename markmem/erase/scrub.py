@@ -1,0 +1,170 @@
+"""Executors for the steps every mode shares: purge local state, delete the folders, redact, tombstone.
+
+Each step is idempotent (it looks at what is there, not at what it was told), so a re-run after a
+crash at any point finishes the job. The caller holds the writer and append locks.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..context import Context
+from ..ids import now
+from ..store.git import message
+from ..store.pages import atomic_write
+from ..store.repo import append_op, iter_ops
+from . import gitio, journal
+from .journal import Journal
+from .redact import redact_ops
+
+
+def purge_local(ctx: Context, user_id: str) -> dict[str, int]:
+    """Queue rows and every cache row of the user (raw, claims, pages, vectors, problems).
+
+    ``secure_delete`` zeroes the freed cells and the WAL is checkpointed and truncated; older copies
+    of the rows (left by earlier compiles) and FTS tokens go with :func:`compact_cache`.
+    """
+    counts = {"queue": ctx.queue.drop_user(user_id)}
+    db = ctx.cache.db
+    db.execute("PRAGMA secure_delete=ON")
+    try:
+        with ctx.cache.tx():
+            counts.update(ctx.cache.delete_user(user_id))
+    finally:
+        db.execute("PRAGMA secure_delete=OFF")
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return counts
+
+
+def compact_cache(ctx: Context) -> None:
+    """Leave no stale copy of deleted rows in the cache file: merge the FTS segments (tokens of
+    deleted rows survive in old ones), VACUUM (rows superseded by earlier compiles linger in free
+    pages unless the cache runs with secure_delete), truncate the WAL."""
+    db = ctx.cache.db
+    for table in ("raw_fts", "claims_fts"):
+        db.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
+    db.execute("VACUUM")
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
+def move_out(root: Path, user_id: str) -> int:
+    """Move the user's folders into the erasure folder (two renames: instant, and nothing reads
+    them there). Returns the number of files moved; ``delete_moved`` removes them for good."""
+    moved = 0
+    trash = journal.erasure_dir(root) / f"trash-{user_id}"
+    for prefix in gitio.prefixes(user_id):
+        base = root / prefix
+        if not base.is_dir():
+            continue
+        moved += sum(len(names) for _f, _d, names in os.walk(base))
+        target = trash / prefix.split("/")[0]
+        if target.exists():
+            shutil.rmtree(target)  # left by an interrupted run: the same user's data
+        target.parent.mkdir(parents=True, exist_ok=True)
+        base.rename(target)
+    return moved
+
+
+def delete_moved(root: Path, user_id: str) -> None:
+    shutil.rmtree(journal.erasure_dir(root) / f"trash-{user_id}", ignore_errors=True)
+
+
+def redact_tree_ops(root: Path, user_id: str, token: str) -> tuple[list[str], int]:
+    """Replace the id by the token in the working tree's ops records. Returns (paths, records)."""
+    folder = root / ".markmem" / "ops"
+    paths, records = [], 0
+    for path in sorted(folder.glob("*.jsonl")) if folder.is_dir() else []:
+        data = path.read_bytes()
+        new = redact_ops(data, user_id, token)
+        if new != data:
+            records += sum(1 for a, b in zip(data.split(b"\n"), new.split(b"\n"), strict=False) if a != b)
+            atomic_write(path, new.decode("utf-8"))
+            paths.append(path.relative_to(root).as_posix())
+    return paths, records
+
+
+def tombstone(ctx: Context, j: Journal, removed: dict[str, Any]) -> str | None:
+    """Append the tombstone once per erasure (no PII: token, mode, counts). Returns its path."""
+    if any(r.get("op") == "forget" and r.get("erasure") == j.erasure_id for r in iter_ops(ctx.root)):
+        return None
+    record = {"op": "forget", "at": now(), "erasure": j.erasure_id, "user": j.token, "mode": j.mode,
+              "requested": j.started, "removed": removed}
+    return append_op(ctx.root, record)
+
+
+def commit(ctx: Context, user_id: str, j: Journal, extra: list[str], subject: str, op: str) -> str | None:
+    """Commit the removal of the user's folders plus ``extra`` (ops files).
+
+    Plumbing (``rm --cached``, ``write-tree``, ``commit-tree``, ``update-ref``) touches only the
+    index entries involved; ``git commit`` would re-stat every file of a large tree first.
+    """
+    git = ctx.git
+    spec = [p.rstrip("/") for p in gitio.prefixes(user_id)]
+    git.run("rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", *spec)
+    if extra:
+        git.run("add", "--", *extra)
+    tree = git.run("write-tree").strip()
+    parent = git.head()
+    if parent and git.run("rev-parse", f"{parent}^{{tree}}").strip() == tree:
+        return None  # nothing to commit (a resumed run whose deletion was committed already)
+    trailers = {"Markmem-Op": op, "Markmem-Mode": j.mode, "Markmem-Erasure": j.erasure_id, "Markmem-User": j.token}
+    args = ["commit-tree", tree, "-F", "-"] + (["-p", parent] if parent else [])
+    sha = git.run(*args, input=message(subject, trailers).encode("utf-8")).strip()
+    git.run("update-ref", "-m", f"commit: {subject}", "HEAD", sha, *([parent] if parent else []))
+    ctx.cache.set_meta("head", sha)
+    return sha
+
+
+def scrub(ctx: Context, user_id: str, j: Journal, step: Callable[[str], None]) -> str | None:
+    """Purge, move out, redact, tombstone, commit, delete; counts accumulate in ``j.removed``."""
+    _add(j, "cache", purge_local(ctx, user_id))
+    step("purged")
+    _add(j, "files", move_out(ctx.root, user_id))
+    step("removed")
+    ops_paths, redacted = redact_tree_ops(ctx.root, user_id, j.token)
+    _add(j, "ops_redacted", redacted)
+    stone = tombstone(ctx, j, j.removed)
+    extra = ops_paths + ([stone] if stone else [])
+    step("tombstoned")
+    sha = commit(ctx, user_id, j, extra, f"markmem: forget a user ({j.mode})", "forget")
+    _add(j, "cache", purge_local(ctx, user_id))  # an add() that raced the lock may have cached a row late
+    delete_moved(ctx.root, user_id)
+    return sha
+
+
+def _add(j: Journal, key: str, value: Any) -> None:
+    """Accumulate counts across resumed runs (numbers add up, dicts per key)."""
+    old = j.removed.get(key)
+    if isinstance(value, dict):
+        base = old if isinstance(old, dict) else {}
+        j.removed[key] = {k: base.get(k, 0) + value.get(k, 0) for k in {*base, *value}}
+    else:
+        j.removed[key] = (old or 0) + value
+
+
+def commit_pending(ctx: Context) -> str | None:
+    """Commit uncommitted raw lines (and anything an interrupted writer left) before a history rewrite."""
+    dirty = [p for p in ctx.git.dirty_paths(["raw", "wiki", ".markmem/ops"]) if ".tmp-" not in p]
+    if not dirty:
+        return None
+    msg = message("markmem: checkpoint uncommitted raw lines before a history rewrite", {"Markmem-Op": "checkpoint"})
+    sha = ctx.git.commit(dirty, msg)
+    if sha:
+        ctx.cache.set_meta("head", sha)
+    return sha
+
+
+def record_verification(ctx: Context, j: Journal, report: dict[str, Any]) -> str | None:
+    record = {"op": "forget-verified", "at": now(), "erasure": j.erasure_id, "user": j.token, "mode": j.mode,
+              **report}
+    rel = append_op(ctx.root, record)
+    trailers = {"Markmem-Op": "forget-verified", "Markmem-Erasure": j.erasure_id, "Markmem-User": j.token,
+                "Markmem-Hits": str(report.get("hits", ""))}
+    sha = ctx.git.commit([rel], message("markmem: verify an erasure", trailers))
+    if sha:
+        ctx.cache.set_meta("head", sha)
+    return sha
