@@ -122,3 +122,35 @@ def test_uncommitted_batch_after_a_crash_is_committed_on_open(tmp_repo: Path) ->
     with Memory(tmp_repo, pii_engine="regex", vector_model=None, background=False):
         assert git(tmp_repo, "status", "--porcelain") == ""
         assert "Markmem-Op: recover" in git(tmp_repo, "log", "-1", "--format=%B")
+
+
+@pytest.mark.parametrize("fail_at", [0, 1])
+def test_crash_between_page_writes_during_rollover_loses_no_claim(tmp_repo: Path, monkeypatch, fail_at: int) -> None:
+    """Fault injection: the process dies after `fail_at` page writes of a batch that rolls a page over."""
+    from markmem.write import pipeline
+    from markmem.write.rollover import ROLL_AT
+
+    with Memory(tmp_repo, pii_engine="regex", vector_model=None, background=False) as mem:
+        for i in range(ROLL_AT + 1):
+            mem.add(f"My favorite number is {i}", user_id="alice")
+            mem.flush()
+        last = mem.add(f"My favorite number is {ROLL_AT + 1}", user_id="alice").ids[0]
+        real, calls = pipeline.write_page, []
+
+        def dying(*args, **kwargs):  # type: ignore[no-untyped-def]
+            calls.append(1)
+            if len(calls) > fail_at:
+                raise SystemExit("killed")
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(pipeline, "write_page", dying)
+        with pytest.raises(SystemExit):
+            mem.flush()
+        monkeypatch.setattr(pipeline, "write_page", real)
+    with Memory(tmp_repo, pii_engine="regex", vector_model=None, background=False) as mem:
+        mem.flush()
+        claims = [c for p in mem.get_all("alice") for c in p.claims if c.predicate == "favorite_number"]
+        values = Counter(c.value for c in claims)
+        assert set(values) == {str(i) for i in range(ROLL_AT + 2)} and set(values.values()) == {1}
+        assert any(last in s for c in claims for s in c.sources)
+        assert sum(c.active for c in claims) == 1

@@ -33,4 +33,6 @@ def roll(page: Page, now: str) -> list[Page]:
     )
     live = replace(page, claims=tuple(c for c in page.claims if c.id not in moving),
                    extra={**page.extra, "archives": k})
-    return [replace(live, body=render_body(live)), replace(archive, body=render_body(archive))]
+    # The archive is written first: a crash between the two writes then leaves the moved claims
+    # in both places (the re-run rewrites the same archive id), never in neither.
+    return [replace(archive, body=render_body(archive)), replace(live, body=render_body(live))]
