@@ -57,10 +57,12 @@ def accept(
     ]
     with ctx.append_lock.held():
         located = raw.append(ctx.root, entries, ctx.codec)
+        by_id = {loc.raw_id: loc.path for loc in located}
+        entries = [_with_path(e, by_id[e.id]) for e in entries]
+        # The cache row goes in before the queue row: a worker that compiles the entry the
+        # moment it is queued must find the row to mark compiled (read-your-writes, too).
+        ctx.cache.upsert_raw(entries)
         ctx.queue.enqueue(located)
-    by_id = {loc.raw_id: loc.path for loc in located}
-    entries = [_with_path(e, by_id[e.id]) for e in entries]
-    ctx.cache.upsert_raw(entries)  # read-your-writes: raw turns are searchable at once
     return AddResult(
         ids=tuple(e.id for e in entries),
         user_id=user_id,
