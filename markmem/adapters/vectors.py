@@ -91,7 +91,10 @@ class Model2VecEmbedder:
 
     def _lookup(self, texts: list[str]) -> np.ndarray:
         model = self._model
-        encodings = model.tokenizer.encode_batch_fast(texts, add_special_tokens=False)
+        if len(texts) == 1:  # the search hot path: no batch, so no tokenizer thread pool to wake
+            encodings = [model.tokenizer.encode(texts[0], add_special_tokens=False)]
+        else:
+            encodings = model.tokenizer.encode_batch_fast(texts, add_special_tokens=False)
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for row, encoding in enumerate(encodings):
             ids = [i for i in encoding.ids if i != self._unk_id]

@@ -83,12 +83,14 @@ def fuse(cands: list[Cand], recipe: Recipe, query: Query, ref_day: int) -> list[
         c.score = _base(c, recipe, top_bm25)
     if recipe.answer_weight:
         _propagate(cands, recipe.answer_weight)
+    speakers: dict[str | None, bool] = {}  # who said a turn -> whether the query names them
     for c in cands:
-        c.weights = _priors(c, recipe, words, ref_day)
-        for name, w in c.weights.items():
-            if name != "exact_bonus":
-                c.score *= w
-        c.score += c.weights.get("exact_bonus", 0.0)
+        c.weights = w = _priors(c, recipe, words, ref_day, speakers)
+        if w:
+            for name, x in w.items():
+                if name != "exact_bonus":
+                    c.score *= x
+            c.score += w.get("exact_bonus", 0.0)
     return sorted(_dedupe(cands), key=lambda c: (-c.score, c.kind, c.id))
 
 
@@ -116,24 +118,33 @@ def _propagate(cands: list[Cand], share: float) -> None:
             answer.answer_to = question
 
 
-def _priors(c: Cand, recipe: Recipe, words: set[str], ref_day: int) -> dict[str, float]:
+def _priors(c: Cand, recipe: Recipe, words: set[str], ref_day: int,
+            speakers: dict[str | None, bool] | None = None) -> dict[str, float]:
     w: dict[str, float] = {}
-    if recipe.speaker_boost and c.kind == "turn":
-        who = turn_speaker(c.row.get("head") or "", c.row.get("speaker"))
-        if who and any(part in words for part in who.casefold().split()):
+    row = c.row
+    turn = c.kind == "turn"
+    if recipe.speaker_boost and turn:
+        who = turn_speaker(row.get("head") or "", row.get("speaker"))
+        named = None if speakers is None else speakers.get(who)
+        if named is None:
+            named = bool(who) and any(part in words for part in (who or "").casefold().split())
+            if speakers is not None:
+                speakers[who] = named
+        if named:
             w["speaker"] = 1.0 + recipe.speaker_boost
-    if c.kind == "turn" and c.row.get("question") and recipe.question_weight != 1.0:
+    if turn and row.get("question") and recipe.question_weight != 1.0:
         w["question"] = recipe.question_weight
     if recipe.provenance:
-        trust = ROLE_TRUST.get(c.row.get("role") or "user", 0.8) if c.kind == "turn" else \
-            PROVENANCE_TRUST.get(c.row.get("provenance") or "", 0.6)
+        trust = ROLE_TRUST.get(row.get("role") or "user", 0.8) if turn else \
+            PROVENANCE_TRUST.get(row.get("provenance") or "", 0.6)
         if trust != 1.0:
             w["provenance"] = trust
     if recipe.decay_floor < 1.0:
-        factor = decay(c.row.get("type") or c.kind, c.row.get("valid_at") or c.row.get("valid_from"), ref_day,
-                       recipe.decay_floor)
-        if factor != 1.0:
-            w["decay"] = round(factor, 6)
+        kind = row.get("type") or c.kind
+        if HALF_LIFE_DAYS.get(kind, DEFAULT_HALF_LIFE) is not None:
+            factor = decay(kind, row.get("valid_at") or row.get("valid_from"), ref_day, recipe.decay_floor)
+            if factor != 1.0:
+                w["decay"] = round(factor, 6)
     if c.exact:
         w["exact_bonus"] = recipe.exact_bonus
     return w

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 
 from ..context import Context
 from ..model import Hit, Pack
@@ -28,11 +29,21 @@ RELEVANT = "## Relevant memories"
 
 def _counter() -> tuple[Callable[[list[str]], list[int]], str]:
     try:
-        from ..adapters.tokens import count_tokens_batch, tokenizer_name
+        from ..adapters.tokens import tokenizer_name
 
-        return count_tokens_batch, tokenizer_name()
+        return (lambda texts: [_line_cost(t) for t in texts]), tokenizer_name()
     except ImportError:  # the adapter is missing: a conservative estimate, named as such
         return (lambda texts: [int(len(t.split()) * 1.4) + 1 for t in texts]), "estimate: 1.4 x words"
+
+
+@lru_cache(maxsize=8192)
+def _line_cost(line: str) -> int:
+    """Tokens in one pack line. One by one, not as a batch: a pack has a handful of short lines and
+    a batch wakes the tokenizer's thread pool (~0.5 ms on a busy machine); the same lines (the
+    standing context, hits that come back) recur from one search to the next."""
+    from ..adapters.tokens import count_tokens
+
+    return count_tokens(line)
 
 
 def standing_claims(ctx: Context, user_id: str, as_of: str | None, known_at: str | None) -> list[dict[str, object]]:
