@@ -17,7 +17,7 @@ import sqlite_utils
 
 from ..model import Page, RawEntry
 from . import schema
-from .text import claim_body, content_hash, link_neighbours, turn_body
+from .text import claim_body, content_hash, link_neighbours, link_users, turn_body
 
 
 class Cache:
@@ -78,19 +78,40 @@ class Cache:
 
     # -- writes ---------------------------------------------------------------------
     def upsert_raw(self, entries: Iterable[RawEntry], compiled: bool = False) -> None:
-        rows = []
-        for e in entries:
-            body = turn_body(e)
-            rows.append((e.id, e.user_id, e.path, e.role, e.speaker, e.agent_id, e.run_id, e.content,
-                         body, e.occurred_at, e.recorded_at, e.when, json.dumps(e.metadata),
-                         e.quarantined, int(compiled), content_hash(body)))
-        self.db.executemany(
-            "INSERT INTO raw(id,user_id,path,role,speaker,agent_id,run_id,content,body,occurred_at,"
-            "recorded_at,valid_at,metadata,quarantined,compiled,hash) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
-            "ON CONFLICT(id) DO UPDATE SET compiled=max(compiled, excluded.compiled)",
-            rows,
-        )
+        rows = [_raw_row(e, compiled) for e in entries]
+        self.db.executemany(_RAW_SQL, rows)
         link_neighbours(self.db, [r[0] for r in rows])  # the neighbour-context FTS column
+
+    # -- bulk loading (rebuild) -----------------------------------------------------
+    def create_bulk(self) -> None:
+        """Like :meth:`create` but without the triggers: load with the ``bulk_*`` methods, then
+        call :meth:`finish_bulk`, which indexes everything at once and installs the triggers."""
+        self.close()
+        for suffix in ("", "-wal", "-shm"):
+            p = Path(str(self.path) + suffix)
+            if p.exists():
+                p.unlink()
+        self.db.executescript(schema.TABLES)
+
+    def bulk_raw(self, entries: Iterable[RawEntry], compiled: bool) -> None:
+        """Insert turns without neighbour links (see :meth:`finish_bulk`)."""
+        self.db.executemany(_RAW_SQL, [_raw_row(e, compiled) for e in entries])
+
+    def bulk_pages(self, pages: Sequence[tuple[Page, str]]) -> None:
+        """Insert many pages (and their claims) into a fresh cache: no per-page delete."""
+        db = self.db
+        db.executemany(_PAGE_SQL, [_page_row(p, h) for p, h in pages])
+        db.executemany(_CLAIM_SQL, [r for p, _h in pages for r in _claim_rows(p)])
+
+    def link_all(self) -> None:
+        """Link every user's turns to their neighbours (after :meth:`bulk_raw`)."""
+        link_users(self.db)
+
+    def finish_bulk(self) -> None:
+        """Build the FTS indexes and ``user_gen``, install the triggers and, last, the schema
+        version (so an interrupted load is seen as no cache at all). Call outside a transaction."""
+        version = f"INSERT OR REPLACE INTO meta(key, value) VALUES ('schema', '{int(schema.VERSION)}');"
+        self.db.executescript(f"BEGIN IMMEDIATE;{schema.FINISH_BULK}{schema.TRIGGERS}{version}COMMIT;")
 
     def mark_compiled(self, raw_ids: Sequence[str]) -> None:
         self.db.executemany("UPDATE raw SET compiled=1 WHERE id=?", [(r,) for r in raw_ids])
@@ -101,25 +122,8 @@ class Cache:
     def upsert_page(self, page: Page, text_hash: str) -> None:
         db = self.db
         db.execute("DELETE FROM claims WHERE page_id=?", (page.id,))
-        db.execute(
-            "INSERT OR REPLACE INTO pages(id,user_id,type,path,title,body,pinned,archived,created,updated,hash)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-            (page.id, page.user_id, page.type, page.path, page.title, page.body, int(page.pinned),
-             int(page.archived), page.created, page.updated, text_hash),
-        )
-        rows = []
-        for c in page.claims:
-            body = claim_body(c)
-            rows.append((c.id, page.user_id, page.id, page.type, c.subject, c.predicate, c.value, c.text,
-                         body, c.provenance, c.confidence, c.valid_from, c.valid_until, c.recorded_at,
-                         c.closed_at, c.supersedes, c.superseded_by, json.dumps(list(c.sources)),
-                         json.dumps(c.metadata), int(page.archived), content_hash(body)))
-        db.executemany(
-            "INSERT OR REPLACE INTO claims(id,user_id,page_id,type,subject,predicate,value,text,body,provenance,"
-            "confidence,valid_from,valid_until,recorded_at,closed_at,supersedes,superseded_by,sources,metadata,"
-            "archived,hash) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            rows,
-        )
+        db.execute(_PAGE_SQL, _page_row(page, text_hash))
+        db.executemany(_CLAIM_SQL, _claim_rows(page))
 
     def delete_page(self, page_id: str) -> None:
         self.db.execute("DELETE FROM claims WHERE page_id=?", (page_id,))
@@ -152,6 +156,50 @@ class Cache:
             return int(self.db.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
         q = f"SELECT count(*) FROM {table} WHERE user_id=?"
         return int(self.db.execute(q, (user_id,)).fetchone()[0])
+
+
+_RAW_SQL = (
+    "INSERT INTO raw(id,user_id,path,role,speaker,agent_id,run_id,content,body,occurred_at,"
+    "recorded_at,valid_at,metadata,quarantined,compiled,hash) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
+    "ON CONFLICT(id) DO UPDATE SET compiled=max(compiled, excluded.compiled)"
+)
+_PAGE_SQL = (
+    "INSERT OR REPLACE INTO pages(id,user_id,type,path,title,body,pinned,archived,created,updated,hash)"
+    " VALUES (?,?,?,?,?,?,?,?,?,?,?)"
+)
+_CLAIM_SQL = (
+    "INSERT OR REPLACE INTO claims(id,user_id,page_id,type,subject,predicate,value,text,body,provenance,"
+    "confidence,valid_from,valid_until,recorded_at,closed_at,supersedes,superseded_by,sources,metadata,"
+    "archived,hash) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value) if value else ("{}" if isinstance(value, dict) else json.dumps(value))
+
+
+def _raw_row(e: RawEntry, compiled: bool) -> tuple[Any, ...]:
+    body = turn_body(e)
+    return (e.id, e.user_id, e.path, e.role, e.speaker, e.agent_id, e.run_id, e.content,
+            body, e.occurred_at, e.recorded_at, e.when, _json(e.metadata),
+            e.quarantined, int(compiled), content_hash(body))
+
+
+def _page_row(page: Page, text_hash: str) -> tuple[Any, ...]:
+    return (page.id, page.user_id, page.type, page.path, page.title, page.body, int(page.pinned),
+            int(page.archived), page.created, page.updated, text_hash)
+
+
+def _claim_rows(page: Page) -> list[tuple[Any, ...]]:
+    rows = []
+    archived = int(page.archived)
+    for c in page.claims:
+        body = claim_body(c)
+        rows.append((c.id, page.user_id, page.id, page.type, c.subject, c.predicate, c.value, c.text,
+                     body, c.provenance, c.confidence, c.valid_from, c.valid_until, c.recorded_at,
+                     c.closed_at, c.supersedes, c.superseded_by, json.dumps(list(c.sources)),
+                     _json(c.metadata), archived, content_hash(body)))
+    return rows
 
 
 class _Tx:

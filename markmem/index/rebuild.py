@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import MalformedPage
+from ..model import Page
 from ..store import raw
 from ..store.codec import Codec
 from ..store.pages import iter_page_files, read_page
@@ -25,9 +26,14 @@ class RebuildReport:
     problems: list[tuple[str, str]] = field(default_factory=list)
 
 
+_PAGE_CHUNK = 500  # pages per bulk insert
+
+
 def rebuild(root: Path, cache: Cache, codec: Codec, progress: Progress | None = None) -> RebuildReport:
+    """Load every raw turn and page into a fresh cache without triggers, link the turns, then
+    index everything at once (FTS5 'rebuild'): the same rows as row-by-row upserts, much faster."""
     report = RebuildReport()
-    cache.create()
+    cache.create_bulk()
     files = list(raw.iter_files(root))
     with cache.tx():
         checkpoints: dict[str, dict[str, int]] = {}
@@ -40,17 +46,25 @@ def rebuild(root: Path, cache: Cache, codec: Codec, progress: Progress | None = 
                     (compiled if end <= upto else pending).append(entry)
             except (ValueError, KeyError) as exc:
                 report.problems.append((rel, f"unreadable raw log: {exc}"))
-            cache.upsert_raw(compiled, compiled=True)
-            cache.upsert_raw(pending, compiled=False)
+            cache.bulk_raw(compiled, compiled=True)
+            cache.bulk_raw(pending, compiled=False)
             report.raw += len(compiled) + len(pending)
             if progress:
                 progress("raw", i + 1, len(files))
+        cache.link_all()
         apply_review_ops(root, cache)
         pages = iter_page_files(root)
+        chunk: list[tuple[Page, str]] = []
         for i, rel in enumerate(pages):
-            _index_page(root, rel, cache, codec, report)
+            page = _read(root, rel, cache, codec, report)
+            if page is not None:
+                chunk.append((page, content_hash(page.body)))
+            if len(chunk) >= _PAGE_CHUNK or i + 1 == len(pages):
+                cache.bulk_pages(chunk)
+                chunk = []
             if progress and (i % 200 == 0 or i + 1 == len(pages)):
                 progress("pages", i + 1, len(pages))
+    cache.finish_bulk()
     return report
 
 
@@ -61,7 +75,7 @@ def apply_review_ops(root: Path, cache: Cache) -> None:
             cache.set_quarantine(str(op["raw_id"]), op["quarantine"])
 
 
-def _index_page(root: Path, rel: str, cache: Cache, codec: Codec, report: RebuildReport) -> None:
+def _read(root: Path, rel: str, cache: Cache, codec: Codec, report: RebuildReport) -> Page | None:
     try:
         page = read_page(root, rel, codec)
         if page.path != rel:
@@ -69,11 +83,11 @@ def _index_page(root: Path, rel: str, cache: Cache, codec: Codec, report: Rebuil
     except MalformedPage as exc:
         report.problems.append((rel, exc.reason))
         cache.set_problem(rel, exc.reason)
-        return
+        return None
     except (OSError, UnicodeDecodeError) as exc:
         report.problems.append((rel, str(exc)))
         cache.set_problem(rel, str(exc))
-        return
-    cache.upsert_page(page, content_hash(page.body))
+        return None
     report.pages += 1
     report.claims += len(page.claims)
+    return page

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 VERSION = 4
 
-DDL = """
+TABLES = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 INSERT OR IGNORE INTO meta(key, value) VALUES ('epoch', lower(hex(randomblob(8))));
 CREATE TABLE IF NOT EXISTS raw (
@@ -58,6 +58,11 @@ CREATE VIRTUAL TABLE IF NOT EXISTS raw_fts USING fts5(
 CREATE VIRTUAL TABLE IF NOT EXISTS raw_vocab USING fts5vocab(raw_fts, 'row');
 CREATE VIRTUAL TABLE IF NOT EXISTS claims_fts USING fts5(
   body, content='claims', content_rowid='rowid', tokenize='porter unicode61 remove_diacritics 2');
+"""
+
+# The triggers keep the FTS indexes and ``user_gen`` in step with the tables. A bulk rebuild creates
+# :data:`TABLES` alone, loads every row, then runs :data:`FINISH_BULK` and :data:`TRIGGERS`.
+TRIGGERS = """
 CREATE TRIGGER IF NOT EXISTS raw_ai AFTER INSERT ON raw BEGIN
   INSERT INTO raw_fts(rowid, body, context) VALUES (new.rowid, new.body, new.context);
   INSERT INTO user_gen(user_id, added) VALUES (new.user_id, 1)
@@ -80,3 +85,13 @@ CREATE TRIGGER IF NOT EXISTS claims_ad AFTER DELETE ON claims BEGIN
 CREATE TRIGGER IF NOT EXISTS claims_au AFTER UPDATE ON claims BEGIN
   UPDATE user_gen SET changed = changed + 1 WHERE user_id = coalesce(new.user_id, ''); END;
 """
+
+FINISH_BULK = """
+INSERT INTO raw_fts(raw_fts) VALUES ('rebuild');
+INSERT INTO claims_fts(claims_fts) VALUES ('rebuild');
+INSERT INTO user_gen(user_id, added)
+  SELECT user_id, count(*) FROM (SELECT user_id FROM raw UNION ALL SELECT coalesce(user_id, '') FROM claims)
+  GROUP BY user_id;
+"""
+
+DDL = TABLES + TRIGGERS

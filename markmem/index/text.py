@@ -91,6 +91,12 @@ def link_neighbours(db: sqlite3.Connection, raw_ids: Sequence[str]) -> int:
     return changed
 
 
+def link_users(db: sqlite3.Connection) -> int:
+    """Compute context, question flag and answer link for every turn (a freshly loaded cache)."""
+    spans = db.execute("SELECT user_id, min(recorded_at), max(recorded_at) FROM raw GROUP BY user_id").fetchall()
+    return sum(_relink(db, user_id, lo, hi) for user_id, lo, hi in spans)
+
+
 def _relink(db: sqlite3.Connection, user_id: str, lo: str, hi: str) -> int:
     reach = 2 * NEIGHBOURS  # a changed row's neighbours need their own neighbours to recompute
     live = "user_id = ? AND quarantined IS NULL"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -75,9 +76,14 @@ def claim_from_dict(d: dict[str, Any]) -> Claim:
 
 def render_body(page: Page) -> str:
     lines = [f"# {page.title}", ""]
-    active = [c for c in page.claims if c.active]
-    closed = [c for c in page.claims if not c.active]
-    lines += [f"- {_one_line(c.text)} ^{c.id}" for c in active] or ["_(no active claims)_"]
+    active: list[str] = []
+    closed: list[Claim] = []
+    for c in page.claims:  # the resolver re-renders a page per applied claim: keep this loop tight
+        if c.valid_until is None:  # Claim.active
+            active.append(f"- {_one_line(c.text)} ^{c.id}")
+        else:
+            closed.append(c)
+    lines += active or ["_(no active claims)_"]
     if closed:
         lines += ["", "## Superseded"]
         for c in closed:
@@ -87,6 +93,7 @@ def render_body(page: Page) -> str:
     return "\n".join(lines) + "\n"
 
 
+@lru_cache(maxsize=1 << 16)
 def _one_line(text: str) -> str:
     return " ".join(text.split())
 

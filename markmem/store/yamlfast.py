@@ -7,8 +7,10 @@ the characters YAML treats specially escaped. The property test in tests/test_pa
 
 from __future__ import annotations
 
-import json
 import re
+from functools import lru_cache
+from json.decoder import scanstring
+from json.encoder import encode_basestring
 from typing import Any
 
 import yaml
@@ -19,6 +21,8 @@ _ESCAPE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]")
 
 
 def scalar(value: Any) -> str:
+    if isinstance(value, str):
+        return _str_scalar(value)
     if value is None:
         return "null"
     if value is True or value is False:
@@ -27,14 +31,17 @@ def scalar(value: Any) -> str:
         return str(value)
     if isinstance(value, float):
         return repr(value) if "." in repr(value) or "e" in repr(value) else repr(value) + ".0"
-    if isinstance(value, str):
-        if _PLAIN.fullmatch(value) and value.casefold() not in _SPECIAL and not value.endswith(" ") and (
-            len(value) < 200
-        ):
-            return value
-        out = json.dumps(value, ensure_ascii=False)
-        return _ESCAPE.sub(lambda m: f"\\u{ord(m.group()):04x}", out)
     raise TypeError(type(value))
+
+
+@lru_cache(maxsize=1 << 16)  # a page is re-dumped batch after batch with mostly the same strings
+def _str_scalar(value: str) -> str:
+    if _PLAIN.fullmatch(value) and value.casefold() not in _SPECIAL and not value.endswith(" ") and (
+        len(value) < 200
+    ):
+        return value
+    out: str = encode_basestring(value)  # what json.dumps(value, ensure_ascii=False) returns
+    return _ESCAPE.sub(lambda m: f"\\u{ord(m.group()):04x}", out) if _ESCAPE.search(out) else out
 
 
 def _fallback(value: Any) -> str:
@@ -46,8 +53,10 @@ def _fallback(value: Any) -> str:
 def emit(mapping: dict[str, Any], indent: str = "") -> list[str]:
     lines: list[str] = []
     for key, value in mapping.items():
-        k = scalar(key)
-        if isinstance(value, dict):
+        k = _str_scalar(key) if type(key) is str else scalar(key)
+        if type(value) is str:  # the common case first
+            lines.append(f"{indent}{k}: {_str_scalar(value)}")
+        elif isinstance(value, dict):
             if not value:
                 lines.append(f"{indent}{k}: {{}}")
             elif all(isinstance(v, (str, int, float, bool)) or v is None for v in value.values()):
@@ -74,6 +83,8 @@ def _emit_list(k: str, items: Any, indent: str) -> list[str]:
             sub = emit(item, indent + "  ")
             lines.append(f"{indent}- " + sub[0][len(indent) + 2 :])
             lines += sub[1:]
+        elif type(item) is str:
+            lines.append(f"{indent}- {_str_scalar(item)}")
         else:
             try:
                 lines.append(f"{indent}- {scalar(item)}")
@@ -96,19 +107,27 @@ _KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_]*): ?(.*)")
 
 
 def parse_scalar(text: str) -> Any:
-    if text.startswith('"'):
-        try:
-            return json.loads(text)
-        except ValueError:
-            raise Unsupported(text) from None
-    if text in ("null", "~"):
-        return None
-    if text in ("true", "false"):
-        return text == "true"
     if text == "[]":
         return []
     if text == "{}":
         return {}
+    return _parse_immutable(text)
+
+
+@lru_cache(maxsize=1 << 16)
+def _parse_immutable(text: str) -> Any:
+    if text.startswith('"'):
+        try:
+            value, end = scanstring(text, 1)  # json.loads of a JSON string, without its overhead
+        except ValueError:
+            raise Unsupported(text) from None
+        if end != len(text) and text[end:].strip(" \t\n\r"):  # json.loads allows trailing space
+            raise Unsupported(text)
+        return value
+    if text in ("null", "~"):
+        return None
+    if text in ("true", "false"):
+        return text == "true"
     if _INT.fullmatch(text):
         return int(text)
     if _FLOAT.fullmatch(text):
@@ -122,8 +141,8 @@ def load(text: str) -> dict[str, Any]:
     """Read frontmatter in the shape :func:`dump` writes; raise Unsupported for anything else."""
     root: dict[str, Any] = {}
     lines = text.split("\n")
-    i = 0
-    while i < len(lines):
+    i, n = 0, len(lines)
+    while i < n:
         line = lines[i]
         if not line:
             i += 1
@@ -149,30 +168,36 @@ def _block(lines: list[str], i: int, indent: str) -> tuple[Any, int]:
 
 def _list(lines: list[str], i: int, indent: str) -> tuple[list[Any], int]:
     out: list[Any] = []
-    while i < len(lines) and lines[i].startswith(indent + "- "):
-        item = lines[i][len(indent) + 2 :]
-        m = _KEY.fullmatch(item)
-        if m and not item.startswith('"'):
-            lines[i] = indent + "  " + item  # read the item as a mapping at indent + 2
+    dash = indent + "- "
+    w, n = len(dash), len(lines)
+    while i < n and lines[i].startswith(dash):
+        line = lines[i]
+        if line[w:w + 1] != '"' and _KEY.fullmatch(line, w):
+            lines[i] = indent + "  " + line[w:]  # read the item as a mapping at indent + 2
             value, i = _mapping(lines, i, indent + "  ")
             out.append(value)
         else:
-            out.append(parse_scalar(item))
+            out.append(parse_scalar(line[w:]))
             i += 1
     return out, i
 
 
 def _mapping(lines: list[str], i: int, indent: str) -> tuple[dict[str, Any], int]:
     out: dict[str, Any] = {}
-    while i < len(lines) and lines[i].startswith(indent) and not lines[i].startswith(indent + " "):
-        m = _KEY.fullmatch(lines[i][len(indent) :])
+    w, n = len(indent), len(lines)
+    deeper, dash = indent + " ", indent + "- "
+    while i < n:
+        line = lines[i]
+        if not line.startswith(indent) or line.startswith(deeper):
+            break
+        m = _KEY.fullmatch(line, w)
         if not m:
-            raise Unsupported(lines[i])
+            raise Unsupported(line)
         key, rest = m.groups()
         if rest:
             out[key] = parse_scalar(rest)
             i += 1
-        elif i + 1 < len(lines) and lines[i + 1].startswith(indent + "- "):
+        elif i + 1 < n and lines[i + 1].startswith(dash):
             out[key], i = _list(lines, i + 1, indent)
         else:
             out[key], i = _mapping(lines, i + 1, indent + "  ")
