@@ -41,6 +41,7 @@ __all__ = [
     "PiiBlocked",
     "PiiPolicy",
     "RawEntry",
+    "RepoError",
     "Settings",
     "Source",
     "__version__",

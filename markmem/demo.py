@@ -10,7 +10,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from . import Memory
+from . import Hit, Memory
 
 CONVERSATION = [
     ("2026-07-31T10:00:00Z", [
@@ -36,12 +36,16 @@ def main(argv: list[str]) -> int:
         show("memory repo", f"{mem.root}\n{mem.doctor()['pii_gate']} PII gate, vectors: {mem.doctor()['vectors']}")
         for when, turns in CONVERSATION:
             result = mem.add(turns, user_id="alice", occurred_at=when, metadata={"session": when[:10]})
-            print(f"added {len(result.ids)} turns; PII masked: {list(result.pii)}; quarantined: {len(result.quarantined)}")
+            print(f"added {len(result.ids)} turns; PII masked: {list(result.pii)}; "
+                  f"quarantined: {len(result.quarantined)}")
         for report in mem.flush():
+            sha = (report.commit or "-")[:10]
             print(f"compiled batch {report.batch_id}: +{report.claims_added} claims, "
-                  f"{report.claims_closed} closed, {report.to_review} to review -> commit {report.commit[:10]}")
-        show("search 'which seat does alice like?' (json)", "\n".join(
-            f"{h.score:.4f} {h.kind:5} {h.id}  {h.text}" for h in mem.search("which seat does alice like?", user_id="alice")))
+                  f"{report.claims_closed} closed, {report.to_review} to review -> commit {sha}")
+        found = mem.search("which seat does alice like?", user_id="alice")
+        hits = [h for h in found if isinstance(h, Hit)] if isinstance(found, list) else []
+        show("search 'which seat does alice like?' (json)",
+             "\n".join(f"{h.score:.4f} {h.kind:5} {h.id}  {h.text}" for h in hits))
         show("context pack (now)", mem.search("seat preference", user_id="alice", format="context"))
         show("context pack as of 2026-08-01 (valid time)",
              mem.search("seat preference", user_id="alice", format="context", as_of="2026-08-01T00:00:00Z"))

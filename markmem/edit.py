@@ -43,7 +43,10 @@ def update(ctx: Context, ident: str, text: str) -> Claim:
     with ctx.write_lock.held():
         page, cid = _page_of(ctx, ident)
         active = [c for c in page.claims if c.active]
-        target = next((c for c in page.claims if c.id == cid), None) if cid else (active[0] if len(active) == 1 else None)
+        if cid:
+            target = next((c for c in page.claims if c.id == cid), None)
+        else:
+            target = active[0] if len(active) == 1 else None
         if cid and target is None:
             raise NotFound("claim", cid)
         if target is not None and not target.active:

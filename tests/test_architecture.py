@@ -47,11 +47,12 @@ def test_core_never_imports_torch() -> None:
 
 
 def test_public_api_is_pinned() -> None:
-    assert sorted(markmem.__all__) == [
+    assert sorted(markmem.__all__) == sorted([
         "AddResult", "Claim", "Commit", "CompileReport", "EncryptionError", "ErasureError", "GateUnavailable",
         "Hit", "InvalidInput", "InvalidUserId", "LockTimeout", "MalformedPage", "MarkmemError", "Memory",
-        "NotFound", "Pack", "Page", "PiiBlocked", "PiiPolicy", "RawEntry", "Settings", "Source", "__version__",
-    ]
+        "NotFound", "Pack", "Page", "PiiBlocked", "PiiPolicy", "RawEntry", "RepoError", "Settings", "Source",
+        "__version__",
+    ])
 
 
 def test_every_error_derives_from_the_root() -> None:

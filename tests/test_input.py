@@ -38,8 +38,8 @@ def test_distinct_ids_stay_distinct(mem: Memory) -> None:
         assert any(f"city-{uid}" in h.text for h in hits)
 
 
-@pytest.mark.parametrize("bad", [None, "", "   \n\t", b"\xff\xfe\x00binary", "nul\x00byte", "bell\x07",
-                                 [], [{"role": "user"}], [{"role": "wizard", "content": "hi"}], [42], {"content": None}])
+@pytest.mark.parametrize("bad", [None, "", "   \n\t", b"\xff\xfe\x00binary", "nul\x00byte", "bell\x07", [],
+                                 [{"role": "user"}], [{"role": "wizard", "content": "hi"}], [42], {"content": None}])
 def test_bad_messages_are_rejected_and_nothing_changes(mem: Memory, bad: object) -> None:
     before = snapshot(mem)
     with pytest.raises(InvalidInput):

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import MalformedPage
-from ..model import Page
+from ..model import Page, RawEntry
 from ..store import raw
 from ..store.codec import Codec
 from ..store.pages import iter_page_files, read_page
@@ -40,7 +40,8 @@ def rebuild(root: Path, cache: Cache, codec: Codec, progress: Progress | None = 
         for i, (uid, rel) in enumerate(files):
             cp = checkpoints.setdefault(uid, raw.read_checkpoint(root, uid))
             upto = cp.get(rel, 0)
-            compiled, pending = [], []
+            compiled: list[RawEntry] = []
+            pending: list[RawEntry] = []
             try:
                 for entry, _s, end in raw.read_range(root, rel, 0, None, codec, uid):
                     (compiled if end <= upto else pending).append(entry)

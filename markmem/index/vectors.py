@@ -140,7 +140,7 @@ def _extend(cache: Cache, embedder: Embedder, user_id: str, m: Matrix, now: Stam
     vecs = [fresh.get(u, stored.get(u)) for u in units]
     keep = [i for i, v in enumerate(vecs) if v is not None]
     if keep:
-        m.append([units[i][0] for i in keep], [units[i][1] for i in keep], np.stack([vecs[i] for i in keep]))
+        m.append([units[i][0] for i in keep], [units[i][1] for i in keep], np.stack([vecs[i] for i in keep]))  # type: ignore[misc]
     m.raw_seen = max([m.raw_seen] + [r["rowid"] for r in turns])
     m.claim_seen = max([m.claim_seen] + [c["rowid"] for c in claims])
     m.stamp = now

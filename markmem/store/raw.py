@@ -130,7 +130,9 @@ def _last_newline(fh: Any, size: int) -> int:
     return 0
 
 
-def read_range(root: Path, rel: str, start: int, end: int | None, codec: Codec, user_id: str) -> Iterator[tuple[RawEntry, int, int]]:
+def read_range(
+    root: Path, rel: str, start: int, end: int | None, codec: Codec, user_id: str
+) -> Iterator[tuple[RawEntry, int, int]]:
     """Yield (entry, start, end) for complete lines in [start, end)."""
     with open(root / rel, "rb") as fh:
         fh.seek(start)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from json.decoder import scanstring
+from json.decoder import scanstring  # type: ignore[attr-defined]
 from json.encoder import encode_basestring
 from typing import Any
 
