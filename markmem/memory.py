@@ -16,7 +16,7 @@ from .index.rebuild import Progress, RebuildReport, rebuild
 from .model import AddResult, Claim, CompileReport, Hit, Pack, Page, RawEntry
 from .read import pack as packing
 from .read import search as searching
-from .setup import build_context
+from .setup import build_context, sync_cache
 from .write import pipeline
 
 log = logging.getLogger("markmem")
@@ -42,6 +42,7 @@ class Memory:
         self._worker_error: BaseException | None = None
         self._worker: threading.Thread | None = None
         pipeline.recover(self._ctx)
+        sync_cache(self._ctx)  # a recovery commit changed pages the cache has not seen yet
         if self.settings.background:
             self._worker = threading.Thread(target=self._work, name="markmem-compile", daemon=True)
             self._worker.start()

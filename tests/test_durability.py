@@ -154,3 +154,31 @@ def test_crash_between_page_writes_during_rollover_loses_no_claim(tmp_repo: Path
         assert set(values) == {str(i) for i in range(ROLL_AT + 2)} and set(values.values()) == {1}
         assert any(last in s for c in claims for s in c.sources)
         assert sum(c.active for c in claims) == 1
+
+
+def test_crash_before_the_commit_of_a_rollover_batch_keeps_the_cache_complete(tmp_repo: Path, monkeypatch) -> None:
+    """Pages (live and archive) are written, the process dies before `git commit`: recovery commits
+    them on the next open, and the cache must learn about the archive page too."""
+    from markmem.store.git import Git
+    from markmem.write.rollover import ROLL_AT
+
+    with Memory(tmp_repo, pii_engine="regex", vector_model=None, background=False) as mem:
+        for i in range(ROLL_AT + 1):
+            mem.add(f"My favorite number is {i}", user_id="alice")
+            mem.flush()
+        mem.add(f"My favorite number is {ROLL_AT + 1}", user_id="alice")
+
+        def dying(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+            raise SystemExit("killed before commit")
+
+        monkeypatch.setattr(Git, "commit", dying)
+        with pytest.raises(SystemExit):
+            mem.flush()
+        monkeypatch.undo()
+    with Memory(tmp_repo, pii_engine="regex", vector_model=None, background=False) as mem:
+        mem.flush()
+        on_disk = {p.relative_to(tmp_repo / "wiki").as_posix()[:-3] for p in (tmp_repo / "wiki").rglob("*.md")}
+        assert {p.id for p in mem.get_all("alice")} == on_disk
+        claims = [c for p in mem.get_all("alice") for c in p.claims if c.predicate == "favorite_number"]
+        assert sorted(int(c.value) for c in claims) == list(range(ROLL_AT + 2))
+    assert git(tmp_repo, "status", "--porcelain") == ""
