@@ -13,9 +13,9 @@ from typing import Any
 
 from ..context import Context
 from ..ids import new_raw_id, now
-from ..model import Candidate, Page, RawEntry
+from ..model import Candidate, RawEntry
 from ..store import raw
-from ..store.pages import page_path, read_page
+from ..store.pages import page_loader
 from ..write import review
 from ..write.extract import RULES
 from ..write.gate import run_gates
@@ -59,7 +59,7 @@ def to_snapshot(ctx: Context, memos: list[Memo]) -> tuple[Snapshot, int]:
         entries[entry.id] = entry
         if not entry.quarantined:
             cands.append(_candidate(entry, memo, g.text))
-    res = resolve(cands, entries, _loader(ctx), stamp, ctx.settings.review_below)
+    res = resolve(cands, entries, page_loader(ctx.root, ctx.codec), stamp, ctx.settings.review_below)
     items = [review.quarantine_item(e, stamp) for e in entries.values() if e.quarantined]
     items += [review.low_confidence_item(c, e, stamp) for c, e in res.review]
     snap = Snapshot(users=sorted({e.user_id for e in entries.values()}),
@@ -92,12 +92,3 @@ def _unseen(ctx: Context, memos: list[Memo]) -> list[Memo]:
             out.append(m)
     return out
 
-
-def _loader(ctx: Context):  # type: ignore[no-untyped-def]
-    def load(page_id: str) -> Page | None:
-        rel = page_path(page_id)
-        if not (ctx.root / rel).exists():
-            return None
-        return read_page(ctx.root, rel, ctx.codec)  # MalformedPage stops the import: never clobber
-
-    return load

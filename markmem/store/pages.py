@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -196,6 +197,16 @@ def read_page(root: Path, rel: str, codec: Any) -> Page:
     if user is not None:
         text = codec.open_text(user, text)
     return parse_page(text, rel)
+
+
+def page_loader(root: Path, codec: Any) -> Callable[[str], Page | None]:
+    """``load(page_id)``: the page, None if there is no such file; MalformedPage if it cannot be parsed."""
+
+    def load(page_id: str) -> Page | None:
+        rel = page_path(page_id)
+        return read_page(root, rel, codec) if (root / rel).exists() else None
+
+    return load
 
 
 def write_page(root: Path, page: Page, codec: Any, *, sync: bool = True) -> str:

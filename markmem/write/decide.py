@@ -26,13 +26,13 @@ from dataclasses import replace
 from typing import Any
 
 from ..context import Context
-from ..errors import InvalidInput, MalformedPage, NotFound
+from ..errors import InvalidInput, NotFound
 from ..ids import now
 from ..index.text import content_hash
-from ..model import Candidate, Page, RawEntry
+from ..model import Candidate, RawEntry
 from ..store import raw
 from ..store.git import message
-from ..store.pages import page_ids_with_prefix, page_path, read_page, write_page
+from ..store.pages import page_ids_with_prefix, page_loader, write_page
 from ..store.repo import append_op
 from . import review
 from .extract import HeuristicExtractor, facts_in
@@ -101,7 +101,7 @@ def _resolve(ctx: Context, item: dict[str, Any], entry: RawEntry, decision: str,
         cands = [replace(c, confidence=max(c.confidence, floor)) for c in cands]
     if decision == "edit":
         cands = [replace(c, provenance="human_edited") for c in cands]
-    return resolve(cands, {entry.id: entry}, _loader(ctx), stamp, ctx.settings.review_below,
+    return resolve(cands, {entry.id: entry}, page_loader(ctx.root, ctx.codec), stamp, ctx.settings.review_below,
                    siblings=lambda prefix: page_ids_with_prefix(ctx.root, prefix))
 
 
@@ -150,19 +150,6 @@ def _raw_entry(ctx: Context, item: dict[str, Any]) -> RawEntry:
                 return entry
     raise NotFound("raw entry", raw_id)
 
-
-def _loader(ctx: Context):  # type: ignore[no-untyped-def]
-    def load(page_id: str) -> Page | None:
-        rel = page_path(page_id)
-        if not (ctx.root / rel).exists():
-            return None
-        try:
-            return read_page(ctx.root, rel, ctx.codec)
-        except MalformedPage:
-            log.warning("page %s is malformed; the reviewed fact goes back to review", rel)
-            raise
-
-    return load
 
 
 # -- one commit, ops record, cache ----------------------------------------------------------

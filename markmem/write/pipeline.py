@@ -11,14 +11,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..context import Context
-from ..errors import MalformedPage
 from ..ids import new_batch_id, new_raw_id, now, parse_time, validate_user_id
 from ..index.text import content_hash
 from ..model import AddResult, CompileReport, Page, RawEntry
 from ..ports import Extraction
 from ..store import raw
 from ..store.git import message
-from ..store.pages import page_ids_with_prefix, page_path, read_page, write_page
+from ..store.pages import page_ids_with_prefix, page_loader, write_page
 from . import review
 from .extract import HeuristicExtractor
 from .gate import run_gates
@@ -114,8 +113,8 @@ def compile_batch(ctx: Context) -> CompileReport | None:
         batch = new_batch_id()
         stamp = now()
         extraction = _extract(ctx, entries)
-        res = resolve(extraction.candidates, {e.id: e for e in entries}, _loader(ctx), stamp, ctx.settings.review_below,
-                      siblings=lambda prefix: page_ids_with_prefix(ctx.root, prefix))
+        res = resolve(extraction.candidates, {e.id: e for e in entries}, page_loader(ctx.root, ctx.codec), stamp,
+                      ctx.settings.review_below, siblings=lambda prefix: page_ids_with_prefix(ctx.root, prefix))
         pages = {p.id: p for page in res.pages.values() for p in roll(page, stamp)}
         paths = _write(ctx, pages, entries, res.review, stamp)
         users = sorted({e.user_id for e in entries})
@@ -196,19 +195,6 @@ def _extract(ctx: Context, entries: list[RawEntry]) -> Extraction:
         result.flagged = True
         return result
 
-
-def _loader(ctx: Context):  # type: ignore[no-untyped-def]
-    def load(page_id: str) -> Page | None:
-        rel = page_path(page_id)
-        if not (ctx.root / rel).exists():
-            return None
-        try:
-            return read_page(ctx.root, rel, ctx.codec)
-        except MalformedPage:
-            log.warning("page %s is malformed; its new facts go to review", rel)
-            raise
-
-    return load
 
 
 def _write(ctx: Context, pages: dict[str, Page], entries: list[RawEntry], items: list[Any], stamp: str) -> list[str]:

@@ -18,6 +18,7 @@ twice changes nothing. Claims of another user or subject are on other pages: nev
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -29,6 +30,7 @@ from ..store.pages import render_body
 from .extract import norm_value
 from .extract_rules import REL
 
+log = logging.getLogger("markmem")
 PAGE_TYPES = ("profile", "preference", "relationship", "fact", "note")
 _BASE_VOCAB = {
     "lives_in": "profile", "hometown": "profile", "job": "profile", "employer": "profile",
@@ -100,6 +102,7 @@ def resolve(
                     continue
                 _apply_to(res, page or _new_page(pid, entry.user_id, cand, now), cand, entry, now)
         except MalformedPage:  # a human broke the page: hold the fact for review, never clobber
+            log.warning("page %s is malformed; its new fact goes to review", pid)
             res.review.append((cand, entry))
     return res
 
