@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 import stat
 import subprocess
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest
 from markmem import EncryptionError, Memory, RepoError
 from markmem.erase import crypto, fingerprint
 from markmem.erase.crypto import AesCodec, Undecryptable
+from markmem.index.cache import SECURE
 from markmem.store.pages import read_page
 from tests.conftest import git
 from tests.test_erase import alice_markers, all_objects, populate
@@ -166,3 +168,38 @@ def test_master_key_end_to_end(tmp_repo: Path) -> None:
     with pytest.raises(EncryptionError, match="MARKMEM_MASTER_KEY"):
         AesCodec(tmp_repo / ".markmem" / "keys").open_text("bob", next(
             (tmp_repo / "wiki" / "u" / "bob").rglob("*.md")).read_text())
+
+
+def cache_bytes(repo: Path) -> bytes:
+    """Every byte of the cache files (database, WAL, shared memory), as they lie on disk."""
+    folder = repo / ".markmem" / "cache"
+    return b"".join(p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file())
+
+
+@pytest.mark.parametrize("mode", ["shred", "rewrite", "legacy"])
+def test_no_trace_of_the_user_stays_in_the_cache_file(tmp_repo: Path, mode: str) -> None:
+    """Deleted rows, their older versions (rewritten by later compiles) and their FTS terms all go:
+    no word of the user's is left in a free page, an FTS segment or the WAL. ``legacy``: a cache
+    an older version wrote without ``secure_delete``, whose free pages hold replaced rows."""
+    mem = open_mem(tmp_repo, encryption=mode != "rewrite")
+    try:
+        populate(mem, batches=3)
+        mem.update(mem.get_all("alice")[0].id, "I live in Quokkaville now")  # an older row version
+        mem.flush()
+        if mode == "legacy":
+            db = sqlite3.connect(tmp_repo / ".markmem" / "cache" / "index.db", isolation_level=None)
+            db.execute("PRAGMA secure_delete=OFF")
+            db.execute("CREATE TABLE old_rows(text TEXT)")  # pages freed without zeroing, as before
+            db.execute("INSERT INTO old_rows VALUES (?)", ("an old quokka row version " * 2000,))
+            db.execute("DROP TABLE old_rows")
+            db.execute("DELETE FROM meta WHERE key=?", (SECURE,))
+            db.close()
+            mode = "shred"
+        assert b"quokka" in cache_bytes(tmp_repo).lower()
+        mem.forget("alice", mode)
+        data = cache_bytes(tmp_repo).lower()
+        for word in (b"quokka", b"frobnicator", b"zanzibar"):
+            assert word not in data, word
+        assert mem.search("Lisbon", user_id="bob")  # the cache still works for everyone else
+    finally:
+        mem.close()
