@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -97,9 +99,28 @@ def test_review_edit(repo: Path) -> None:
         assert "Leeds" in {c.value for p in mem.get_all("bo") for c in p.active_claims()}
 
 
-def test_review_show_unknown_item() -> None:
-    result = CliRunner(env=FAST).invoke(main, ["review", "show", "v-0000000000", "--repo", "."])
+def test_review_show_unknown_item(repo: Path) -> None:
+    result = run(repo, "review", "show", "v-0000000000")
     assert result.exit_code == 1 and "not found" in result.output
+
+
+def test_a_source_tree_is_never_adopted(tmp_path: Path) -> None:
+    """A command run without --repo in a git repo with history (say, a checkout of some project)
+    is refused: it never commits there."""
+    tree = tmp_path / "project"
+    tree.mkdir()
+    subprocess.run(["git", "init", "-q", str(tree)], check=True)
+    (tree / "code.py").write_text("print('hi')\n")
+    subprocess.run(["git", "-C", str(tree), "add", "code.py"], check=True)
+    subprocess.run(["git", "-C", str(tree), "-c", "user.name=a", "-c", "user.email=a@b", "commit", "-qm", "x"],
+                   check=True)
+    (tree / "staged.py").write_text("work in progress\n")
+    subprocess.run(["git", "-C", str(tree), "add", "staged.py"], check=True)
+    for args in (["review", "show", "v-0000000000"], ["add", "I live in Oslo", "--user", "ana"], ["stats"]):
+        result = run(tree, *args)
+        assert result.exit_code == 1 and re.search("not a (markmem )?memory repo", result.output), (args, result.output)
+    log = subprocess.run(["git", "-C", str(tree), "log", "--oneline"], capture_output=True, text=True, check=True)
+    assert len(log.stdout.splitlines()) == 1 and not (tree / ".markmem").exists()
 
 
 def test_lint_exit_codes(repo: Path) -> None:
