@@ -239,8 +239,10 @@ def test_turn_lane_probe_and_joined_query_agree(mem: Memory) -> None:
     fts._JOIN_FIRST.clear()
     for user, limit in (("alice", 5), ("alice", 40), ("bob", 5), ("bob", 40), ("alice", 5)):
         for _ in range(2):  # the second run may take the joined path first
-            got = fts.turn_lane(cache, match, user, limit, None, None, 0.3)
+            got = fts.sql_turn_lane(cache, match, user, limit, None, None, 0.3)
             assert [r["id"] for r in got] == joined(user, limit)
+            mine = fts.turn_lane(cache, ["lighthouse", "keeper"], [], user, limit, None, None, 0.3)
+            assert [(r["id"], r["bm25"]) for r in mine] == [(r["id"], r["bm25"]) for r in got]
             assert all(r["user_id"] == user for r in got)
             assert [r["bm25"] for r in got] == sorted((r["bm25"] for r in got), reverse=True)
     assert any(k[1] == "alice" for k in fts._JOIN_FIRST)  # alice's probe fell short: joined first now

@@ -9,13 +9,15 @@ Besides the rows mirrored from the repo, two derived pieces serve the read path:
 * ``raw_vocab``: how many rows each (stemmed) term is in, so a query can drop the terms that would
   cost the most and rank the least (see ``read.fts.prune``);
 * ``user_gen``: per-user counters bumped by triggers on every insert (``added``) and every
-  delete or change (``changed``). In-memory state derived from the cache (the per-user vector
-  matrix) compares them, plus the cache's random ``epoch``, to know when it is stale.
+  delete or change (``changed``); ``turns`` counts only the deletes and text or quarantine
+  changes of turns (not the neighbour-context updates a new turn causes, nor claim changes).
+  In-memory state derived from the cache (the per-user vector matrix, the lexicon) compares
+  them, plus the cache's random ``epoch``, to know when it is stale.
 """
 
 from __future__ import annotations
 
-VERSION = 4
+VERSION = 5
 
 TABLES = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -51,7 +53,8 @@ CREATE TABLE IF NOT EXISTS vectors (
 CREATE INDEX IF NOT EXISTS vectors_user ON vectors(user_id, kind);
 CREATE TABLE IF NOT EXISTS problems (path TEXT PRIMARY KEY, reason TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS user_gen (
-  user_id TEXT PRIMARY KEY, added INTEGER NOT NULL DEFAULT 0, changed INTEGER NOT NULL DEFAULT 0
+  user_id TEXT PRIMARY KEY, added INTEGER NOT NULL DEFAULT 0, changed INTEGER NOT NULL DEFAULT 0,
+  turns INTEGER NOT NULL DEFAULT 0
 );
 CREATE VIRTUAL TABLE IF NOT EXISTS raw_fts USING fts5(
   body, context, content='raw', content_rowid='rowid', tokenize='porter unicode61 remove_diacritics 2');
@@ -69,12 +72,14 @@ CREATE TRIGGER IF NOT EXISTS raw_ai AFTER INSERT ON raw BEGIN
     ON CONFLICT(user_id) DO UPDATE SET added = added + 1; END;
 CREATE TRIGGER IF NOT EXISTS raw_ad AFTER DELETE ON raw BEGIN
   INSERT INTO raw_fts(raw_fts, rowid, body, context) VALUES ('delete', old.rowid, old.body, old.context);
-  UPDATE user_gen SET changed = changed + 1 WHERE user_id = old.user_id; END;
+  UPDATE user_gen SET changed = changed + 1, turns = turns + 1 WHERE user_id = old.user_id; END;
 CREATE TRIGGER IF NOT EXISTS raw_au AFTER UPDATE OF body, context ON raw BEGIN
   INSERT INTO raw_fts(raw_fts, rowid, body, context) VALUES ('delete', old.rowid, old.body, old.context);
   INSERT INTO raw_fts(rowid, body, context) VALUES (new.rowid, new.body, new.context); END;
 CREATE TRIGGER IF NOT EXISTS raw_aq AFTER UPDATE OF content, quarantined ON raw BEGIN
-  UPDATE user_gen SET changed = changed + 1 WHERE user_id = new.user_id; END;
+  UPDATE user_gen SET changed = changed + 1, turns = turns + 1 WHERE user_id = new.user_id; END;
+CREATE TRIGGER IF NOT EXISTS raw_ab AFTER UPDATE OF body ON raw WHEN old.body IS NOT new.body BEGIN
+  UPDATE user_gen SET turns = turns + 1 WHERE user_id = new.user_id; END;
 CREATE TRIGGER IF NOT EXISTS claims_ai AFTER INSERT ON claims BEGIN
   INSERT INTO claims_fts(rowid, body) VALUES (new.rowid, new.body);
   INSERT INTO user_gen(user_id, added) VALUES (coalesce(new.user_id, ''), 1)

@@ -97,7 +97,21 @@ def link_users(db: sqlite3.Connection) -> int:
     return sum(_relink(db, user_id, lo, hi) for user_id, lo, hi in spans)
 
 
+def relink_span(db: sqlite3.Connection, user_id: str, lo: str, max_rowid: int, cols: str) -> list[tuple]:
+    """The existing turns (``rowid <= max_rowid``) whose context, question flag or answer link
+    :func:`_relink` may have updated when turns recorded at ``lo`` or later were added: every
+    live turn recorded from ``lo`` on, and the ``NEIGHBOURS`` live turns right before.
+    (``_relink`` updates at most those; the in-memory lexicon reloads exactly this set.)"""
+    live = "user_id = ? AND quarantined IS NULL AND rowid <= ?"
+    before = db.execute(f"SELECT {cols} FROM raw WHERE {live} AND recorded_at < ? ORDER BY recorded_at DESC, "
+                        "rowid DESC LIMIT ?", (user_id, max_rowid, lo, NEIGHBOURS)).fetchall()
+    since = db.execute(f"SELECT {cols} FROM raw WHERE {live} AND recorded_at >= ?", (user_id, max_rowid, lo)).fetchall()
+    return before + since
+
+
 def _relink(db: sqlite3.Connection, user_id: str, lo: str, hi: str) -> int:
+    """Recompute the rows around recording times ``lo``..``hi``; keep :func:`relink_span` a superset
+    of what this may update."""
     reach = 2 * NEIGHBOURS  # a changed row's neighbours need their own neighbours to recompute
     live = "user_id = ? AND quarantined IS NULL"
     before = db.execute(f"SELECT {_COLS} FROM raw WHERE {live} AND recorded_at < ? "

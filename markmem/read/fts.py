@@ -1,5 +1,8 @@
 """Lexical lanes over FTS5 (BM25): claims, raw turns, and the exact lane; filtered by user and time.
 
+The turn lane ranks in memory (``index.lexicon``: FTS5's bm25() numbers over the user's own
+turns) and asks SQLite only when that index cannot answer (``sql_turn_lane``).
+
 Every lane returns light rows (what ranking needs; a turn's row also holds what its hit
 shows, so a turn hit needs no second read); ``hydrate`` fetches full rows for the few claim
 hits returned. The same time filters apply to every lane, so a vector-only candidate passes
@@ -13,9 +16,10 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
+from ..index import lexicon
 from ..index.cache import Cache
 from ..index.text import NEIGHBOURS
-from .query import or_query, phrase, quote
+from .query import MAX_TERMS, phrase, quote
 from .stem import stem
 
 TURN_COLS = "r.rowid AS rowid, r.id AS id, r.user_id AS user_id, r.role AS role, r.speaker AS speaker, " \
@@ -28,7 +32,20 @@ PROBE_EXTRA = 0.25  # the turn lane looks up this share more than its limit (see
 
 
 def prune(cache: Cache, terms: Sequence[str], budget: int) -> tuple[str | None, list[str]]:
-    """The turn lane's MATCH expression within a cost budget; and the terms it left out.
+    """The turn lane's MATCH expression within a cost budget; and the terms it left out (see ``plan``)."""
+    full, body, dropped = plan(cache, terms, budget)
+    return match_of(full, body), dropped
+
+
+def match_of(full: Sequence[str], body: Sequence[str]) -> str | None:
+    """``"a" OR "b" OR body : "c"``: the turn lane's MATCH expression."""
+    parts = [quote(w) for w in full] + ["body : " + quote(w) for w in body]
+    return " OR ".join(parts) or None
+
+
+def plan(cache: Cache, terms: Sequence[str], budget: int) -> tuple[list[str], list[str], list[str]]:
+    """The turn lane's terms within a cost budget: (matched anywhere, matched in the turn's own
+    text only, left out).
 
     FTS5 computes BM25 for every matching row (~1 us each), so cost follows the terms' row
     counts; a query within ``budget`` is left alone. Otherwise a term in over half the rows (a
@@ -40,7 +57,7 @@ def prune(cache: Cache, terms: Sequence[str], budget: int) -> tuple[str | None, 
     """
     words = list(terms)
     if len(words) <= 1:
-        return or_query(words), []
+        return words[:MAX_TERMS], [], []
     stems = {w: stem(w) for w in words if w.isalnum()}
     total, epoch = cache.db.execute(
         "SELECT max(rowid), (SELECT value FROM meta WHERE key = 'epoch') FROM raw").fetchone()
@@ -48,7 +65,7 @@ def prune(cache: Cache, terms: Sequence[str], budget: int) -> tuple[str | None, 
     df = {s: vocab.get(s, 0) for s in set(stems.values())}
     count = {w: df.get(stems.get(w, ""), 0) for w in words}
     if sum(count.values()) <= budget:
-        return or_query(words), []
+        return words[:MAX_TERMS], [], []
     body_share = 1.0 / (1 + 2 * NEIGHBOURS)
     full: list[str] = []
     body: list[str] = []
@@ -62,8 +79,8 @@ def prune(cache: Cache, terms: Sequence[str], budget: int) -> tuple[str | None, 
         elif spent + count[w] * body_share <= budget:
             body.append(w)
             spent += count[w] * body_share
-    parts = [quote(w) for w in words if w in full] + ["body : " + quote(w) for w in words if w in body]
-    return (" OR ".join(parts) or None), [w for w in words if w not in full and w not in body]
+    return ([w for w in words if w in full], [w for w in words if w in body],
+            [w for w in words if w not in full and w not in body])
 
 
 _VOCAB: OrderedDict[tuple[str, str], tuple[int, dict[str, int]]] = OrderedDict()  # (cache, epoch) -> counts
@@ -97,9 +114,53 @@ def vocabulary(cache: Cache, total: int, epoch: str | None) -> dict[str, int]:
     return counts
 
 
-def turn_lane(cache: Cache, match: str, user_id: str, limit: int, as_of: str | None, known_at: str | None,
-              context_weight: float = 0.3) -> list[Row]:
-    """The user's top ``limit`` turns by BM25, under the time filters.
+def turn_lane(cache: Cache, full: Sequence[str], body: Sequence[str], user_id: str, limit: int, as_of: str | None,
+              known_at: str | None, context_weight: float = 0.3) -> list[Row]:
+    """The user's top ``limit`` turns by BM25 for ``match_of(full, body)``, under the time filters.
+
+    Ranked by the in-memory lexicon (``index.lexicon``: FTS5's own bm25() numbers, over this
+    user's turns only), else (a query word FTS5 would read as a phrase; a lexicon that
+    disagreed with FTS5) by SQLite (``sql_turn_lane``). Both give the same rows and scores.
+    """
+    phrases: list[lexicon.Phrase] = []
+    for words, in_body in ((full, False), (body, True)):
+        for w in words:
+            toks = _query_token(w)
+            if toks is None:
+                break
+            phrases.append((toks, in_body))
+    match = match_of(full, body)
+    if match is None:
+        return []
+    ranked = None
+    if LEXICON and len(phrases) == len(full) + len(body):
+        ranked = lexicon.rank(cache, user_id, phrases, context_weight, as_of, known_at, limit)
+    if ranked is not None:
+        return ranked
+    return sql_turn_lane(cache, match, user_id, limit, as_of, known_at, context_weight)
+
+
+LEXICON = True  # False: always rank in SQLite (tests and benchmarks compare the two)
+_TOKENS: OrderedDict[str, str | None] = OrderedDict()
+
+
+def _query_token(word: str) -> str | None:
+    """A query word's one FTS5 term; None when FTS5 reads it as a phrase of several (or none)."""
+    hit = _TOKENS.get(word, "")
+    if hit != "":
+        return hit
+    toks = lexicon.query_terms(word)
+    term = toks[0] if len(toks) == 1 else None
+    with _DF_LOCK:
+        _TOKENS[word] = term
+        while len(_TOKENS) > 50_000:
+            _TOKENS.popitem(last=False)
+    return term
+
+
+def sql_turn_lane(cache: Cache, match: str, user_id: str, limit: int, as_of: str | None, known_at: str | None,
+                  context_weight: float = 0.3) -> list[Row]:
+    """The turn lane in SQLite: the user's top ``limit`` turns by BM25, under the time filters.
 
     Joining ``raw`` for the owner and filters costs about as much per matching row as BM25
     itself, so the FTS5 index is ranked alone first, for its top ``limit x (1 + PROBE_EXTRA)``
@@ -235,14 +296,18 @@ def answers(cache: Cache, rowids: Sequence[int], user_id: str, as_of: str | None
     return cache.rows(sql, [*rowids, user_id, *params])
 
 
+HIT_TURN_COLS = "id, user_id, content, path, occurred_at, metadata, valid_at"  # what a turn hit shows
+
+
 def hydrate(cache: Cache, kind: str, ids: Sequence[str], user_id: str) -> dict[str, Row]:
-    """Full rows by id, never another user's."""
+    """Rows by id for the hits (a turn's ``HIT_TURN_COLS``, a claim's every column), never another user's."""
     if not ids:
         return {}
+    cols = HIT_TURN_COLS if kind == "turn" else "*"
     table = "raw" if kind == "turn" else "claims"
     marks = ",".join("?" * len(ids))
     # "+user_id": look rows up by id (the unique index), then check the owner
-    rows = cache.rows(f"SELECT * FROM {table} WHERE id IN ({marks}) AND +user_id = ?", [*ids, user_id])
+    rows = cache.rows(f"SELECT {cols} FROM {table} WHERE id IN ({marks}) AND +user_id = ?", [*ids, user_id])
     return {r["id"]: r for r in rows}
 
 

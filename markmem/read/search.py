@@ -55,8 +55,8 @@ def _lexical(ctx: Context, q: Query, user_id: str, top_k: int, as_of: str | None
     if q.match is None:
         return []
     depth = max(recipe.depth, 4 * top_k)
-    match, dropped = fts.prune(ctx.cache, q.terms, recipe.postings_budget)
-    turns = fts.turn_lane(ctx.cache, match, user_id, depth, as_of, known_at, recipe.context_weight) if match else []
+    full, body, dropped = fts.plan(ctx.cache, q.terms, recipe.postings_budget)
+    turns = fts.turn_lane(ctx.cache, full, body, user_id, depth, as_of, known_at, recipe.context_weight)
     claims = fts.claim_lane(ctx.cache, q.match, user_id, depth, as_of, known_at)
     for kind, lane, rows in (("turn", "turns", turns), ("claim", "claims", claims)):
         for rank, row in enumerate(rows, 1):

@@ -56,8 +56,11 @@ def dense(ctx: Context, user_id: str, query: np.ndarray, depth: int, wanted: set
 
 
 def _rerank_only(m: index.Matrix, query: np.ndarray, wanted: set[tuple[str, str]]) -> DenseResult:
-    keys = [k for k in wanted if k in m.pos]
+    pos = m.pos
+    keys = [k for k in wanted if k in pos]
     if not keys:
         return DenseResult({}, [])
-    sims = m.data[[m.pos[k] for k in keys]] @ query
+    # einsum as in Matrix.scores: the same cosine as a full scan, whatever the row order (BLAS
+    # gemv is not: its blocking can change the last bit), and no BLAS threads to wake
+    sims = np.einsum("ij,j->i", m.data.take([pos[k] for k in keys], axis=0), query)
     return DenseResult(dict(zip(keys, sims.tolist(), strict=True)), [])

@@ -1,0 +1,590 @@
+"""An in-memory copy of one user's share of ``raw_fts``: BM25 that reproduces FTS5's ``bm25()``.
+
+FTS5 ranks every row that matches a query (about 1.4 us a row: the per-row ``bm25()`` call
+reads the row's sizes from ``raw_fts_docsize``) over every user's turns, and the owner and the
+time filters are checked afterwards. The per-user index here scores only the user's own
+matching turns, with numpy, in tens of microseconds, and gives *the same numbers*:
+
+* tokens: ``porter unicode61 remove_diacritics 2`` splits ASCII text into runs of letters and
+  digits, lower-cased, then Porter-stemmed (``read.stem``, checked against FTS5). Any
+  whitespace-separated word holding a non-ASCII character is handed to FTS5 itself (a scratch
+  in-memory FTS5 table with the same tokenizer and ``fts5vocab``), so Unicode folding,
+  diacritics and categories are SQLite's own. Every document's token counts are checked
+  against ``raw_fts_docsize`` when it is loaded: a mismatch disables the index for the user
+  (searches then run in SQLite), it never ranks differently.
+* statistics: the row count and token totals come from the FTS5 averages record (what
+  ``bm25()`` reads); a term's row count is counted here when the cache holds this user alone,
+  else read from ``fts5vocab`` (every user's rows count, as in FTS5).
+* arithmetic: ``bm25()``'s expression, term by term in the query's order, in float64; a term's
+  frequency adds the column weights instance by instance (body first), as ``xInst`` does.
+
+Freshness: the index is checked against the cache's ``epoch`` and the user's ``user_gen``
+counters on every search, inside one read transaction. A new turn is added, and the turns whose
+neighbour context or answer link it changed are reloaded: ``index.text.relink_span`` says which
+(the turns from the new ones' recording time on, plus ``NEIGHBOURS`` before). A deleted turn or
+a changed text or quarantine (``user_gen.turns``) reloads the whole index, as does a new epoch.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import threading
+from array import array
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from math import log
+from typing import Any
+
+import numpy as np
+
+from .cache import Cache
+from .stem import stem
+from .text import turn_speaker
+
+TOKENIZE = "porter unicode61 remove_diacritics 2"  # must equal raw_fts's (tests check)
+K1 = 1.2
+B = 0.75
+MAX_INDEXES = 16  # least recently used per-user indexes beyond this are dropped
+COMPACT_AT = 512  # changed turns (at least; or an eighth of all) before they fold into the base
+_ASCII_TOKEN = re.compile(r"[a-z0-9]+")
+
+Stamp = tuple[str, int, int]  # (cache epoch, added, turns changed)
+
+
+# -- tokens ---------------------------------------------------------------------------------
+class Tokens:
+    """Term ids of texts, FTS5's way (see the module doc); ids are per index."""
+
+    def __init__(self) -> None:
+        self.ids: dict[str, int] = {}
+        self._stems: dict[str, int] = {}  # raw ASCII token -> term id
+        self._foreign: dict[str, tuple[int, ...]] = {}  # non-ASCII word -> term ids
+
+    def term(self, term: str) -> int:
+        i = self.ids.get(term)
+        if i is None:
+            i = self.ids[term] = len(self.ids)
+        return i
+
+    def ascii(self, token: str) -> int:
+        i = self._stems.get(token)
+        if i is None:
+            i = self._stems[token] = self.term(stem(token))
+        return i
+
+    def text(self, text: str) -> list[int]:
+        if text.isascii():
+            toks = _ASCII_TOKEN.findall(text.lower())
+            get = self._stems.get
+            known = [get(t) for t in toks]
+            if None in known:
+                return [self.ascii(t) if o is None else o for o, t in zip(known, toks, strict=True)]
+            return known  # type: ignore[return-value]
+        out: list[int] = []
+        words = text.split()  # whitespace always separates tokens in unicode61
+        missing = [w for w in words if not w.isascii() and w not in self._foreign]
+        if missing:
+            for w, terms in zip(missing, fts5_tokens(missing), strict=True):
+                self._foreign[w] = tuple(self.term(t) for t in terms)
+        for w in words:
+            if w.isascii():
+                out += [self.ascii(t) for t in _ASCII_TOKEN.findall(w.lower())]
+            else:
+                out += self._foreign[w]
+        return out
+
+    def prefetch(self, texts: Iterable[str]) -> None:
+        """Tokenize every non-ASCII word of ``texts`` in one scratch-table round."""
+        missing = {w for t in texts if not t.isascii() for w in t.split()
+                   if not w.isascii() and w not in self._foreign}
+        if missing:
+            words = sorted(missing)
+            for w, terms in zip(words, fts5_tokens(words), strict=True):
+                self._foreign[w] = tuple(self.term(t) for t in terms)
+
+
+def query_terms(word: str) -> list[str]:
+    """The FTS5 tokens of one query word (more than one: FTS5 matches it as a phrase)."""
+    if word.isascii():
+        return [stem(t) for t in _ASCII_TOKEN.findall(word.lower())]
+    return list(fts5_tokens([word])[0])
+
+
+_SCRATCH = threading.local()
+
+
+def fts5_tokens(words: Sequence[str]) -> list[tuple[str, ...]]:
+    """FTS5's own tokens for each text, from a scratch in-memory table with raw_fts's tokenizer."""
+    db = getattr(_SCRATCH, "db", None)
+    if db is None:
+        db = sqlite3.connect(":memory:", check_same_thread=False)
+        db.execute(f"CREATE VIRTUAL TABLE t USING fts5(x, tokenize='{TOKENIZE}')")
+        db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')")
+        _SCRATCH.db = db
+    db.execute("BEGIN")
+    try:
+        db.executemany("INSERT INTO t(rowid, x) VALUES (?, ?)", enumerate(words, 1))
+        found: dict[int, list[tuple[int, str]]] = {}
+        for term, doc, offset in db.execute("SELECT term, doc, offset FROM v"):
+            found.setdefault(doc, []).append((offset, term))
+    finally:
+        db.execute("ROLLBACK")
+    return [tuple(t for _, t in sorted(found.get(i, ()))) for i in range(1, len(words) + 1)]
+
+
+# -- FTS5's own numbers -----------------------------------------------------------------------
+def varints(blob: bytes) -> list[int]:
+    """SQLite varints (big-endian 7-bit groups; a 9th byte carries 8 bits), as FTS5 stores them."""
+    if max(blob, default=0) < 0x80:
+        return list(blob)
+    out, i, n = [], 0, len(blob)
+    while i < n:
+        v = 0
+        for k in range(9):
+            c = blob[i]
+            i += 1
+            if k == 8:
+                v = (v << 8) | c
+                break
+            v = (v << 7) | (c & 0x7F)
+            if not c & 0x80:
+                break
+        out.append(v)
+    return out
+
+
+def totals(db: sqlite3.Connection) -> tuple[int, int]:
+    """(rows, tokens in every column) of ``raw_fts``: the averages record ``bm25()`` reads."""
+    row = db.execute("SELECT block FROM raw_fts_data WHERE id = 1").fetchone()
+    if row is None or not row[0]:
+        return 0, 0
+    v = varints(bytes(row[0]))
+    return v[0], sum(v[1:])
+
+
+# -- the per-user index -----------------------------------------------------------------------
+@dataclass
+class Lexicon:
+    """One user's turns: postings per term (a CSR base plus recent changes), sizes, filters."""
+
+    stamp: Stamp
+    tokens: Tokens = field(default_factory=Tokens)
+    n: int = 0
+    rowid: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    size: np.ndarray = field(default_factory=lambda: np.zeros(0, np.float64))  # D: tokens in the row
+    quarantined: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
+    valid_at: list[str] = field(default_factory=list)
+    recorded_at: list[str] = field(default_factory=list)
+    # what ranking reads of a turn (``light``): id, role, speaker, "Name: " head, question, answer
+    info: list[tuple[str, str | None, str | None, str, int, int | None]] = field(default_factory=list)
+    pos: dict[int, int] = field(default_factory=dict)  # rowid -> doc
+    raw_seen: int = 0
+    # base postings (CSR by term id; docs ascending), and what replaced them since
+    ptr: np.ndarray = field(default_factory=lambda: np.zeros(1, np.int64))
+    doc: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
+    nb: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))  # instances in body
+    nc: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))  # instances in context
+    stale: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))  # base postings outdated
+    any_stale: bool = False
+    delta: dict[int, dict[int, tuple[int, int]]] = field(default_factory=dict)  # term -> doc -> (nb, nc)
+    delta_terms: dict[int, list[int]] = field(default_factory=dict)  # doc -> its terms in delta
+    total: int = 0  # tokens in all the user's rows (sum of ``size``)
+    ok: bool = True  # False: a size disagreed with FTS5; the user's searches run in SQLite
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    # -- postings ---------------------------------------------------------------------------
+    def postings(self, term: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(docs, body instances, context instances) of a term, docs ascending."""
+        if term + 1 < len(self.ptr):
+            a, b = int(self.ptr[term]), int(self.ptr[term + 1])
+            docs, nb, nc = self.doc[a:b], self.nb[a:b], self.nc[a:b]
+            if self.any_stale and b > a:
+                keep = ~self.stale[docs]
+                docs, nb, nc = docs[keep], nb[keep], nc[keep]
+        else:
+            docs = nb = nc = np.zeros(0, np.int32)
+        extra = self.delta.get(term)
+        if extra:
+            d = np.fromiter(extra.keys(), np.int32, len(extra))
+            cnt = np.array(list(extra.values()), np.int32).reshape(-1, 2)
+            docs = np.concatenate([docs, d])
+            nb = np.concatenate([nb, cnt[:, 0]])
+            nc = np.concatenate([nc, cnt[:, 1]])
+            order = np.argsort(docs, kind="stable")
+            docs, nb, nc = docs[order], nb[order], nc[order]
+        return docs, nb, nc
+
+    # -- loading ----------------------------------------------------------------------------
+    def _grow(self, need: int) -> None:
+        if need <= len(self.rowid):
+            return
+        cap = max(need, 2 * len(self.rowid), 256)
+        for name in ("rowid", "size", "quarantined", "stale"):
+            old = getattr(self, name)
+            new = np.zeros(cap, old.dtype)
+            new[: self.n] = old[: self.n]
+            setattr(self, name, new)
+
+    def light(self, user_id: str, docs: Sequence[int]) -> list[dict[str, Any]]:
+        """Rows as ``read.fts`` light rows (``TURN_COLS`` less what only a hit shows)."""
+        out = []
+        for d in docs:
+            ident, role, speaker, head, question, answer = self.info[d]
+            out.append({"rowid": int(self.rowid[d]), "id": ident, "user_id": user_id, "role": role,
+                        "speaker": speaker, "head": head, "valid_at": self.valid_at[d], "question": question,
+                        "answer": answer})
+        return out
+
+    def load(self, rows: list[tuple[Any, ...]]) -> None:
+        """Build the base from rows of ``_ROW``."""
+        tok = self.tokens
+        tok.prefetch(t for r in rows for t in (r[1], r[2]))
+        memo: dict[str, list[int]] = {}
+        ib, ic = array("i"), array("i")
+        lb, lc = array("i"), array("i")
+        for _rowid, body, context, *_ in rows:
+            t = tok.text(body)
+            ib.extend(t)
+            lb.append(len(t))
+            k = len(ic)
+            if context:
+                for piece in context.split("\n"):
+                    got = memo.get(piece)
+                    if got is None:
+                        got = memo[piece] = tok.text(piece)
+                    ic.extend(got)
+            lc.append(len(ic) - k)
+        n = len(rows)
+        self._grow(n)
+        self.n = n
+        self.rowid[:n] = [r[0] for r in rows]
+        self.quarantined[:n] = [r[3] is not None for r in rows]
+        self.valid_at = [r[4] for r in rows]
+        self.recorded_at = [r[5] for r in rows]
+        self.info = [_info(r) for r in rows]
+        self.pos = {int(r[0]): i for i, r in enumerate(rows)}
+        self.raw_seen = max(self.pos, default=0)
+        nbody, nctx = np.frombuffer(lb, np.int32), np.frombuffer(lc, np.int32)
+        self.size[:n] = nbody + nctx
+        self.total = int(nbody.sum()) + int(nctx.sum())
+        docs = np.arange(n, dtype=np.int64)
+        self._set_base(np.frombuffer(ib, np.int32), np.repeat(docs, nbody), np.frombuffer(ic, np.int32),
+                       np.repeat(docs, nctx))
+
+    def _set_base(self, tb: np.ndarray, db: np.ndarray, tc: np.ndarray, dc: np.ndarray,
+                  weights: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+        """Postings from body and context instances (term, doc); with ``weights``, (term, doc)
+        pairs come with their counts (``tb``/``db`` body, ``tc``/``dc`` context)."""
+        n = max(self.n, 1)
+        kb = tb.astype(np.int64) * n + db
+        kc = tc.astype(np.int64) * n + dc
+        if weights is None:  # count the instances: sort (term, doc, column) keys, measure the runs
+            key = np.concatenate([kb * 2, kc * 2 + 1])
+            key.sort()
+            starts = np.flatnonzero(_first(key))
+            counts = np.diff(np.append(starts, len(key))).astype(np.int32)
+            key = key[starts]
+        else:
+            key = np.concatenate([kb * 2, kc * 2 + 1])
+            counts = np.concatenate([weights[0], weights[1]]).astype(np.int32)
+            order = np.argsort(key, kind="stable")
+            key, counts = key[order], counts[order]
+        col = (key & 1).astype(bool)
+        pair = key >> 1
+        first = _first(pair)
+        group = np.cumsum(first) - 1
+        keys = pair[first]
+        nb = np.zeros(len(keys), np.int32)
+        nc = np.zeros(len(keys), np.int32)
+        nb[group[~col]] = counts[~col]
+        nc[group[col]] = counts[col]
+        term = keys // n
+        self.doc = (keys % n).astype(np.int32)
+        self.nb, self.nc = nb, nc
+        self.ptr = np.searchsorted(term, np.arange(len(self.tokens.ids) + 1)).astype(np.int64)
+        self.stale[: self.n] = False
+        self.any_stale = False
+        self.delta, self.delta_terms = {}, {}
+
+    def upsert(self, rows: list[tuple[Any, ...]]) -> None:
+        """Add new turns and re-index changed ones (same row shape as :meth:`load`)."""
+        tok = self.tokens
+        tok.prefetch(t for r in rows for t in (r[1], r[2]))
+        for row in rows:
+            rowid, body, context, quarantined, valid_at, recorded_at = row[:6]
+            d = self.pos.get(int(rowid))
+            if d is None:
+                d = self.n
+                self._grow(d + 1)
+                self.n += 1
+                self.rowid[d] = rowid
+                self.pos[int(rowid)] = d
+                self.valid_at.append(valid_at)
+                self.recorded_at.append(recorded_at)
+                self.info.append(_info(row))
+                self.raw_seen = max(self.raw_seen, int(rowid))
+            else:
+                self.info[d] = _info(row)
+                self.stale[d] = True
+                self.any_stale = True
+                for t in self.delta_terms.pop(d, ()):
+                    self.delta[t].pop(d, None)
+            self.quarantined[d] = quarantined is not None
+            tb = tok.text(body)
+            tc = tok.text(context) if context else []
+            self.total += len(tb) + len(tc) - int(self.size[d])
+            self.size[d] = len(tb) + len(tc)
+            counts: dict[int, list[int]] = {}
+            for t in tb:
+                counts.setdefault(t, [0, 0])[0] += 1
+            for t in tc:
+                counts.setdefault(t, [0, 0])[1] += 1
+            for t, (b, c) in counts.items():
+                self.delta.setdefault(t, {})[d] = (b, c)
+            self.delta_terms[d] = list(counts)
+        if len(self.delta_terms) > max(COMPACT_AT, self.n // 8):
+            self.compact()
+
+    def compact(self) -> None:
+        """Fold the recent changes into the base postings."""
+        nterms = len(self.ptr) - 1
+        term = np.repeat(np.arange(nterms, dtype=np.int64), np.diff(self.ptr))
+        keep = ~self.stale[self.doc] if self.any_stale else np.ones(len(self.doc), bool)
+        dt, dd, dnb, dnc = [], [], [], []
+        for t, docs in self.delta.items():
+            for d, (b, c) in docs.items():
+                dt.append(t)
+                dd.append(d)
+                dnb.append(b)
+                dnc.append(c)
+        t_all = np.concatenate([term[keep], np.array(dt, np.int64)])
+        d_all = np.concatenate([self.doc[keep].astype(np.int64), np.array(dd, np.int64)])
+        b_all = np.concatenate([self.nb[keep], np.array(dnb, np.int32)])
+        c_all = np.concatenate([self.nc[keep], np.array(dnc, np.int32)])
+        hb, hc = b_all > 0, c_all > 0
+        self._set_base(t_all[hb], d_all[hb], t_all[hc], d_all[hc], (b_all[hb], c_all[hc]))
+
+
+def _first(a: np.ndarray) -> np.ndarray:
+    """True where a run of equal values starts (``a`` sorted)."""
+    out = np.ones(len(a), bool)
+    np.not_equal(a[1:], a[:-1], out=out[1:])
+    return out
+
+
+def _info(row: tuple[Any, ...]) -> tuple[str, str | None, str | None, str, int, int | None]:
+    who = None if row[8] else turn_speaker(row[9] or "", None)
+    return (row[6], row[7], row[8], f"{who}: " if who else "", row[10], row[11])
+
+
+# -- the registry and freshness -----------------------------------------------------------------
+_LEX: OrderedDict[tuple[str, str], Lexicon] = OrderedDict()
+_LOCK = threading.Lock()
+_ROW = "rowid, body, context, quarantined, valid_at, recorded_at, id, role, speaker, substr(content, 1, 80), " \
+       "question, answer"
+
+
+def stamp(db: sqlite3.Connection, user_id: str) -> Stamp:
+    row = db.execute(
+        "SELECT (SELECT value FROM meta WHERE key='epoch'), added, turns FROM user_gen WHERE user_id=?", (user_id,)
+    ).fetchone()
+    if row is None:
+        epoch = db.execute("SELECT value FROM meta WHERE key='epoch'").fetchone()
+        return (str(epoch[0] if epoch else ""), 0, 0)
+    return (str(row[0]), int(row[1] or 0), int(row[2] or 0))
+
+
+def _fresh(db: sqlite3.Connection, key: tuple[str, str], user_id: str) -> Lexicon:
+    """The user's up-to-date index (call under ``_LOCK``, inside a read transaction)."""
+    now = stamp(db, user_id)
+    lex = _LEX.get(key)
+    if lex is None or lex.stamp[0] != now[0] or lex.stamp[2] != now[2]:
+        lex = Lexicon(now)
+        rows = db.execute(f"SELECT {_ROW} FROM raw WHERE user_id = ? ORDER BY rowid", (user_id,)).fetchall()
+        lex.load(rows)
+        lex.ok = _sizes_agree(db, lex, user_id, None)
+    elif lex.stamp != now:
+        _catch_up(db, lex, user_id)
+        lex.stamp = now
+    _LEX[key] = lex
+    _LEX.move_to_end(key)
+    while len(_LEX) > MAX_INDEXES:
+        _LEX.popitem(last=False)
+    return lex
+
+
+Phrase = tuple[str, bool]  # (FTS5 term, body column only)
+
+
+def rank(cache: Cache, user_id: str, phrases: Sequence[Phrase], context_weight: float, as_of: str | None,
+         known_at: str | None, limit: int) -> list[dict[str, Any]] | None:
+    """The user's top ``limit`` turns matching one of ``phrases`` (an OR query) that pass the
+    filters (not quarantined; ``valid_at <= as_of``; ``recorded_at <= known_at``), best first,
+    with ``-bm25(raw_fts, 1.0, context_weight)`` exactly as FTS5 computes it (``"bm25"``); ties
+    by rowid. Light rows (see :meth:`Lexicon.light`). None when the index cannot answer for this
+    user (the caller asks SQLite)."""
+    db = cache.db
+    own = not db.in_transaction
+    if own:
+        db.execute("BEGIN")
+    try:
+        with _LOCK:
+            lex = _fresh(db, (str(cache.path), user_id), user_id)
+            if not lex.ok:
+                return None
+            return _score(db, lex, user_id, phrases, context_weight, as_of, known_at, limit)
+    finally:
+        if own:
+            db.execute("COMMIT")
+
+
+def _score(db: sqlite3.Connection, lex: Lexicon, user_id: str, phrases: Sequence[Phrase], context_weight: float,
+           as_of: str | None, known_at: str | None, limit: int) -> list[dict[str, Any]] | None:
+    nrow, ntok = totals(db)
+    if nrow == 0 or lex.n == 0 or limit <= 0:
+        return []
+    alone = nrow == lex.n  # the cache holds this user's turns only: row counts are ours
+    if alone and ntok != lex.total:
+        lex.ok = False  # our token counts disagree with FTS5's: never rank differently
+        return None
+    avgdl = ntok / nrow
+    parts: list[tuple[np.ndarray, np.ndarray, float]] = []
+    for term, body in phrases:
+        tid = lex.tokens.ids.get(term)
+        if tid is None:
+            continue
+        docs, nb, nc = lex.postings(tid)
+        if body:
+            has = nb > 0
+            docs, freq = docs[has], nb[has].astype(np.float64)
+        else:
+            freq = _freq(nb, nc, context_weight)
+        if not len(docs):
+            continue
+        hits = len(docs) if alone else _row_count(db, term, body)
+        idf = log((nrow - hits + 0.5) / (hits + 0.5))
+        if idf <= 0.0:
+            idf = 1e-6
+        parts.append((docs, freq, idf))
+    if not parts:
+        return []
+    if len(parts) == 1:
+        union = parts[0][0]
+    else:
+        union = np.sort(np.concatenate([p[0] for p in parts]))
+        union = union[np.concatenate(([True], union[1:] != union[:-1]))]
+    acc = np.zeros(len(union), np.float64)
+    for docs, freq, idf in parts:  # bm25(): per phrase, in the query's order
+        size = lex.size[docs]
+        score = idf * ((freq * (K1 + 1.0)) / (freq + K1 * (1 - B + B * size / avgdl)))
+        if len(parts) == 1:
+            acc += score
+        else:
+            acc[np.searchsorted(union, docs)] += score
+    keep = ~lex.quarantined[union]
+    if as_of is not None or known_at is not None:
+        va, ra = lex.valid_at, lex.recorded_at
+        keep &= np.fromiter(((as_of is None or va[d] <= as_of) and (known_at is None or ra[d] <= known_at)
+                             for d in union.tolist()), bool, len(union))
+    if not keep.all():
+        union, acc = union[keep], acc[keep]
+    if len(acc) > limit:  # every row scoring at least the limit-th best (ties included)
+        kth = np.partition(acc, len(acc) - limit)[len(acc) - limit]
+        pick = np.flatnonzero(acc >= kth)
+        union, acc = union[pick], acc[pick]
+    best = sorted(zip((-acc).tolist(), lex.rowid[union].tolist(), union.tolist(), strict=True))[:limit]
+    rows = lex.light(user_id, [d for _, _, d in best])
+    for row, (score, _, _) in zip(rows, best, strict=True):
+        row["bm25"] = -score
+    return rows
+
+
+_FREQ: dict[float, np.ndarray] = {}
+_FREQ_MAX = 32
+
+
+def _freq(nb: np.ndarray, nc: np.ndarray, weight: float) -> np.ndarray:
+    """A phrase's frequency as ``bm25()`` adds it up: 1.0 per body instance, then ``weight``
+    per context instance, one addition at a time (floating point: the order matters)."""
+    table = _FREQ.get(weight)
+    if table is None:
+        rows = []
+        for b in range(_FREQ_MAX):
+            f = 0.0
+            for _ in range(b):
+                f += 1.0
+            for _ in range(_FREQ_MAX):
+                rows.append(f)
+                f += weight
+        table = _FREQ[weight] = np.array(rows, np.float64)
+    code = nb * _FREQ_MAX + nc
+    if int(code.max()) < len(table) and int(nc.max()) < _FREQ_MAX:
+        return table.take(code)
+    freq = np.empty(len(nb), np.float64)
+    for i, (b, c) in enumerate(zip(nb.tolist(), nc.tolist(), strict=True)):
+        f = 0.0
+        for _ in range(b):
+            f += 1.0
+        for _ in range(c):
+            f += weight
+        freq[i] = f
+    return freq
+
+
+def _row_count(db: sqlite3.Connection, term: str, body: bool) -> int:
+    """Rows of every user holding ``term`` (in the body column only, with ``body``): FTS5's nHit."""
+    if body:
+        sql = "SELECT doc FROM temp.raw_vocab_col WHERE term = ? AND col = 'body'"
+        try:
+            row = db.execute(sql, (term,)).fetchone()
+        except sqlite3.OperationalError:  # a connection's first body-only count
+            db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.raw_vocab_col USING fts5vocab(main, raw_fts, col)")
+            row = db.execute(sql, (term,)).fetchone()
+    else:
+        row = db.execute("SELECT doc FROM raw_vocab WHERE term = ?", (term,)).fetchone()
+    return int(row[0]) if row else 0
+
+
+def _catch_up(db: sqlite3.Connection, lex: Lexicon, user_id: str) -> None:
+    """New turns, and the older turns whose context or answer link they changed."""
+    from .text import relink_span
+
+    new = db.execute(f"SELECT {_ROW} FROM raw WHERE user_id = ? AND rowid > ? ORDER BY rowid",
+                     (user_id, lex.raw_seen)).fetchall()
+    if not new:
+        return
+    changed = relink_span(db, user_id, min(r[5] for r in new), lex.raw_seen, _ROW)
+    rows = [r for r in changed if r[0] <= lex.raw_seen] + new
+    lex.upsert(rows)
+    if lex.ok:
+        lex.ok = _sizes_agree(db, lex, user_id, [r[0] for r in rows])
+
+
+def _sizes_agree(db: sqlite3.Connection, lex: Lexicon, user_id: str, rowids: list[int] | None) -> bool:
+    """Every (given) document's token count equals FTS5's (``raw_fts_docsize``)."""
+    if rowids is None:
+        got = db.execute("SELECT d.id, d.sz FROM raw r JOIN raw_fts_docsize d ON d.id = r.rowid WHERE r.user_id = ?",
+                         (user_id,)).fetchall()
+    else:
+        marks = ",".join("?" * len(rowids))
+        got = db.execute(f"SELECT id, sz FROM raw_fts_docsize WHERE id IN ({marks})", rowids).fetchall()
+    if len(got) != (lex.n if rowids is None else len(rowids)):
+        return False
+    for rowid, sz in got:
+        if sum(varints(bytes(sz))) != lex.size[lex.pos[int(rowid)]]:
+            return False
+    return True
+
+
+def forget(cache: Cache) -> None:
+    """Drop every in-memory index of this cache."""
+    with _LOCK:
+        for key in [k for k in _LEX if k[0] == str(cache.path)]:
+            del _LEX[key]
+
+
+def forget_all() -> None:
+    with _LOCK:
+        _LEX.clear()
