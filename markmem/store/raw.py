@@ -31,7 +31,12 @@ class Located:
     user_id: str
 
 
-SEGMENT_BYTES = 1 << 20  # a day's log rolls over to DD.1.jsonl, DD.2.jsonl... past 1 MiB
+# A day's log rolls over to DD.1.jsonl, DD.2.jsonl... past 64 KiB. Every commit stores the whole
+# new version of each raw file it touches (git has no appends), so the segment size bounds what a
+# batch re-hashes and re-compresses per user: 100 users at 1 MiB meant ~30 MB of blobs a batch.
+SEGMENT_BYTES = 64 << 10
+
+_last_segment: dict[tuple[str, str, str], int] = {}  # (root, user, day) -> newest segment seen
 
 
 def raw_path(user_id: str, recorded_at: str, segment: int = 0) -> str:
@@ -40,8 +45,14 @@ def raw_path(user_id: str, recorded_at: str, segment: int = 0) -> str:
 
 
 def current_segment(root: Path, user_id: str, recorded_at: str) -> str:
-    """The day's newest segment with room left, so a batch never re-hashes a huge file."""
-    seg = 0
+    """The day's newest segment with room left, so a batch never re-hashes a huge file.
+
+    Starts from the newest segment this process has seen (segments only grow; if that file is
+    gone, e.g. erased, it starts over from 0) instead of probing every segment of the day."""
+    key = (str(root), user_id, recorded_at[:10])
+    seg = _last_segment.get(key, 0)
+    if seg and not (root / raw_path(user_id, recorded_at, seg)).exists():
+        seg = 0
     while True:
         rel = raw_path(user_id, recorded_at, seg)
         nxt = root / raw_path(user_id, recorded_at, seg + 1)
@@ -49,6 +60,7 @@ def current_segment(root: Path, user_id: str, recorded_at: str) -> str:
         if nxt.exists():
             seg += 1
             continue
+        _last_segment[key] = seg
         if full.exists() and full.stat().st_size >= SEGMENT_BYTES:
             return raw_path(user_id, recorded_at, seg + 1)
         return rel

@@ -96,11 +96,19 @@ def recover(ctx: Context) -> int:
     """Finish what a crash interrupted: commit a written-but-uncommitted batch, re-enqueue raw."""
     with ctx.write_lock.held():
         ctx.git.clear_stale_locks()
-        dirty = [p for p in ctx.git.dirty_paths(["wiki", ".markmem/ops"]) if not p.endswith(".tmp")]
-        if dirty:
-            dirty += ctx.git.dirty_paths(["raw"])
-            ctx.git.commit(dirty, message("markmem: recover an interrupted operation", {"Markmem-Op": "recover"}))
+        staged = ctx.git.staged_paths()  # a commit killed between staging and fast-import
+        dirty = [p for p in ctx.git.dirty_paths(["wiki", ".markmem/ops"]) if not _is_temp(p)]
+        if dirty or staged:
+            dirty += [p for p in ctx.git.dirty_paths(["raw"]) if not _is_temp(p)]
+            ctx.git.commit(dirty + staged,
+                           message("markmem: recover an interrupted operation", {"Markmem-Op": "recover"}))
         return recover_queue(ctx.root, ctx.queue, ctx.codec)
+
+
+def _is_temp(rel: str) -> bool:
+    """An atomic write's temp file (``.tmp-*``) or a ``*.tmp``: never committed."""
+    name = rel.rpartition("/")[2]
+    return name.startswith(".tmp-") or name.endswith(".tmp")
 
 
 def compile_batch(ctx: Context) -> CompileReport | None:
@@ -109,7 +117,7 @@ def compile_batch(ctx: Context) -> CompileReport | None:
         rows = ctx.queue.take(ctx.settings.batch_size)
         if not rows:
             return None
-        entries, offsets, stale = _load_entries(ctx, rows)
+        entries, offsets, stale, checkpoints = _load_entries(ctx, rows)
         batch = new_batch_id()
         stamp = now()
         extraction = _extract(ctx, entries)
@@ -119,7 +127,7 @@ def compile_batch(ctx: Context) -> CompileReport | None:
         paths = _write(ctx, pages, entries, res.review, stamp)
         users = sorted({e.user_id for e in entries})
         for uid in users:
-            cp = raw.read_checkpoint(ctx.root, uid)
+            cp = checkpoints[uid]  # read once, by _load_entries, under this same lock
             cp.update({p: max(cp.get(p, 0), end) for (u, p), end in offsets.items() if u == uid})
             paths.append(raw.write_checkpoint(ctx.root, uid, cp))
         paths += sorted({e.path for e in entries})
@@ -158,16 +166,22 @@ def _refresh_vectors(ctx: Context, users: list[str]) -> None:
 
 def _load_entries(
     ctx: Context, rows: Sequence[raw.Located]
-) -> tuple[list[RawEntry], dict[tuple[str, str], int], list[str]]:
+) -> tuple[list[RawEntry], dict[tuple[str, str], int], list[str], dict[str, dict[str, int]]]:
     """Read the queued lines, one contiguous read per raw file; skip rows already compiled."""
     entries: list[RawEntry] = []
     offsets: dict[tuple[str, str], int] = {}
     checkpoints: dict[str, dict[str, int]] = {}
     stale: list[str] = []
+    exists: dict[str, bool] = {}
     by_file: dict[tuple[str, str], list[raw.Located]] = {}
     for row in rows:
-        cp = checkpoints.setdefault(row.user_id, raw.read_checkpoint(ctx.root, row.user_id))
-        if row.end <= cp.get(row.path, 0) or not (ctx.root / row.path).exists():
+        cp = checkpoints.get(row.user_id)
+        if cp is None:
+            cp = checkpoints[row.user_id] = raw.read_checkpoint(ctx.root, row.user_id)
+        present = exists.get(row.path)
+        if present is None:
+            present = exists[row.path] = (ctx.root / row.path).exists()
+        if row.end <= cp.get(row.path, 0) or not present:
             stale.append(row.raw_id)  # compiled before a crash (or erased since)
             continue
         by_file.setdefault((row.user_id, row.path), []).append(row)
@@ -180,7 +194,7 @@ def _load_entries(
                 offsets[(uid, path)] = max(offsets.get((uid, path), 0), line_end)
     order = {r.raw_id: i for i, r in enumerate(rows)}
     entries.sort(key=lambda e: order[e.id])
-    return entries, offsets, stale
+    return entries, offsets, stale, checkpoints
 
 
 def _extract(ctx: Context, entries: list[RawEntry]) -> Extraction:
