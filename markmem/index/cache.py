@@ -127,10 +127,31 @@ class Cache:
         self.db.execute("UPDATE raw SET quarantined=? WHERE id=?", (reason, raw_id))
 
     def upsert_page(self, page: Page, text_hash: str) -> None:
+        """Write the page row and bring its claim rows in line, touching only the claims that
+        differ: a compile adds or closes one or two claims of a page, and rewriting all of them
+        (each an FTS delete + insert) was most of a batch's cache time."""
         db = self.db
-        db.execute("DELETE FROM claims WHERE page_id=?", (page.id,))
         db.execute(_PAGE_SQL, _page_row(page, text_hash))
-        db.executemany(_CLAIM_SQL, _claim_rows(page))
+        rows = _claim_rows(page)
+        old = {r[0]: r for r in db.execute(_CLAIM_SELECT, (page.id,))}
+        ids = {r[0] for r in rows}
+        delete = [(i,) for i in old if i not in ids]  # rolled into an archive page, or removed
+        update, insert = [], []
+        for r in rows:
+            was = old.get(r[0])
+            if was == r:
+                continue
+            if was is not None and was[8] == r[8]:  # same FTS body: update in place
+                update.append((*r[1:], r[0]))
+            else:
+                delete.append((r[0],))  # also a row of this id on another page (a move)
+                insert.append(r)
+        if delete:
+            db.executemany("DELETE FROM claims WHERE id=?", delete)
+        if update:
+            db.executemany(_CLAIM_UPDATE, update)
+        if insert:
+            db.executemany(_CLAIM_SQL, insert)
 
     def delete_page(self, page_id: str) -> None:
         self.db.execute("DELETE FROM claims WHERE page_id=?", (page_id,))
@@ -178,6 +199,14 @@ _CLAIM_SQL = (
     "INSERT OR REPLACE INTO claims(id,user_id,page_id,type,subject,predicate,value,text,body,provenance,"
     "confidence,valid_from,valid_until,recorded_at,closed_at,supersedes,superseded_by,sources,metadata,"
     "archived,hash) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+)
+_CLAIM_COLS = (
+    "id,user_id,page_id,type,subject,predicate,value,text,body,provenance,confidence,valid_from,"
+    "valid_until,recorded_at,closed_at,supersedes,superseded_by,sources,metadata,archived,hash"
+)
+_CLAIM_SELECT = f"SELECT {_CLAIM_COLS} FROM claims WHERE page_id=?"
+_CLAIM_UPDATE = (
+    "UPDATE claims SET " + ",".join(f"{c}=?" for c in _CLAIM_COLS.split(",")[1:]) + " WHERE id=?"
 )
 
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import tempfile
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
@@ -112,9 +114,32 @@ def dump_page(page: Page) -> str:
     if page.archived:
         meta["archived"] = True
     meta.update(page.extra)
-    meta["claims"] = [claim_to_dict(c) for c in page.claims]
-    head = yamlfast.dump(meta)
+    if "claims" in meta:  # a stray key named claims: let the emitter see the whole mapping
+        meta["claims"] = [claim_to_dict(c) for c in page.claims]
+        return f"---\n{yamlfast.dump(meta)}---\n{page.body or render_body(page)}"
+    # The claims come last and each item's lines depend only on the claim: emit them one by one,
+    # reusing the text of claims dumped before (most of a page is unchanged from batch to batch).
+    claims = "\n".join(_claim_yaml(c) for c in page.claims) if page.claims else None
+    head = yamlfast.dump(meta) + ("claims:\n" + claims + "\n" if claims else "claims: []\n")
     return f"---\n{head}---\n{page.body or render_body(page)}"
+
+
+_CLAIM_TEXT_MAX = 1 << 15
+_claim_text: OrderedDict[int, tuple[Claim, str]] = OrderedDict()
+
+
+def _claim_yaml(c: Claim) -> str:
+    """A claim as an item of the frontmatter's ``claims`` list, cached by identity (claims are frozen)."""
+    hit = _claim_text.get(id(c))
+    if hit is not None and hit[0] is c:
+        return hit[1]
+    sub = yamlfast.emit(claim_to_dict(c), "  ")
+    text = "\n".join(["- " + sub[0][2:], *sub[1:]])
+    with _cache_lock:
+        _claim_text[id(c)] = (c, text)
+        if len(_claim_text) > _CLAIM_TEXT_MAX:
+            _claim_text.popitem(last=False)
+    return text
 
 
 def split_frontmatter(text: str, path: str) -> tuple[dict[str, Any], str]:
@@ -199,12 +224,55 @@ def read_page(root: Path, rel: str, codec: Any) -> Page:
     return parse_page(text, rel)
 
 
+# Parsed pages of this process, checked against the file's (inode, mtime, ctime, size) before use:
+# a compile re-reads the pages the previous batch wrote, and parsing them was a fifth of its time.
+# Every write is a rename of a new file (a new inode), so any change, by anyone, is a miss.
+_CACHE_MAX = 4096
+_cache: OrderedDict[str, tuple[tuple[int, int, int, int], Page]] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def _stat_key(st: os.stat_result) -> tuple[int, int, int, int]:
+    return (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size)
+
+
+def _remember(full: str, key: tuple[int, int, int, int], page: Page) -> None:
+    with _cache_lock:
+        _cache[full] = (key, page)
+        _cache.move_to_end(full)
+        while len(_cache) > _CACHE_MAX:
+            _cache.popitem(last=False)
+
+
+def _plain(value: Any) -> bool:
+    return value is None or isinstance(value, (str, int))
+
+
+def _round_trips(page: Page) -> bool:
+    """Would parsing what :func:`dump_page` writes give back an equal page? (See tests/test_pages.py:
+    true for scalar metadata and rounded confidences; a page with anything else is re-read.)"""
+    return (all(_plain(v) for v in page.extra.values())
+            and all(round(c.confidence, 4) == c.confidence and all(_plain(v) for v in c.metadata.values())
+                    for c in page.claims)
+            and page.body == render_body(page))
+
+
 def page_loader(root: Path, codec: Any) -> Callable[[str], Page | None]:
     """``load(page_id)``: the page, None if there is no such file; MalformedPage if it cannot be parsed."""
 
     def load(page_id: str) -> Page | None:
         rel = page_path(page_id)
-        return read_page(root, rel, codec) if (root / rel).exists() else None
+        full = str(root / rel)
+        try:
+            key = _stat_key(os.stat(full))
+        except FileNotFoundError:
+            return None
+        hit = _cache.get(full)
+        if hit is not None and hit[0] == key:
+            return hit[1]
+        page = read_page(root, rel, codec)
+        _remember(full, key, page)
+        return page
 
     return load
 
@@ -213,7 +281,13 @@ def write_page(root: Path, page: Page, codec: Any, *, sync: bool = True) -> str:
     text = dump_page(page)
     if page.user_id is not None:
         text = codec.seal_text(page.user_id, text)
-    atomic_write(root / page.path, text, sync=sync)
+    full = root / page.path
+    atomic_write(full, text, sync=sync)
+    if _round_trips(page):  # the next batch that touches this page need not parse it again
+        _remember(str(full), _stat_key(os.stat(full)), page)
+    else:
+        with _cache_lock:
+            _cache.pop(str(full), None)
     return text
 
 
