@@ -2,6 +2,7 @@
 
     python bench/core.py                 # add latency, compile 1k/10k, 100 users x 1k, git size, reindex
     python bench/core.py --big           # also compile at 100k for one user (several minutes)
+    python bench/core.py --only users    # one part only (add, compile, users, pages; repeatable)
 
 Machine caveat: 2 shared cores; compare ratios within one run rather than absolute times.
 """
@@ -152,13 +153,20 @@ def bench_reindex_pages(tmp: Path, n: int = 10_000) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--big", action="store_true", help="include N=100k for one user")
+    ap.add_argument("--only", choices=["add", "compile", "users", "pages"], action="append",
+                    help="run only these parts (repeatable)")
     args = ap.parse_args()
+    only = set(args.only or ["add", "compile", "users", "pages"])
     tmp = Path(tempfile.mkdtemp(prefix="markmem-bench-"))
     try:
-        bench_add(tmp)
-        bench_compile(tmp, [1000, 10_000, 100_000] if args.big else [1000, 10_000])
-        bench_users(tmp)
-        bench_reindex_pages(tmp)
+        if "add" in only:
+            bench_add(tmp)
+        if "compile" in only:
+            bench_compile(tmp, [1000, 10_000, 100_000] if args.big else [1000, 10_000])
+        if "users" in only:
+            bench_users(tmp)
+        if "pages" in only:
+            bench_reindex_pages(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
