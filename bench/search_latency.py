@@ -11,7 +11,8 @@ words, the commonest ~0.7% of content words) with filler words between. Queries 
 and 2-4 content words of a random stored turn, like a LoCoMo question ("What did Sam say about
 pottery glaze?"): the speaker's name matches half the rows, so pruning matters. Timings are
 wall-clock per call after a warm-up, with CPU time beside them (a busy machine inflates the wall
-clock, not the CPU time); the first search of a user loads the vector matrix, reported apart.
+clock, not the CPU time); the first search of a user loads the vector matrix and starts building its in-memory
+index in the background (SQLite ranks until it is ready): both reported apart.
 
     python bench/search_latency.py                     # 10k and 100k
     python bench/search_latency.py --sizes 10000 --queries 500 --root /tmp/mm-latency
@@ -30,6 +31,7 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from markmem import Memory  # noqa: E402
+from markmem.index import lexicon  # noqa: E402
 
 SPEAKERS = ("Alex", "Sam")
 FILLER = "i you the a to and of it that in my was is for on with so but we just".split()
@@ -120,13 +122,16 @@ def run(n: int, args: argparse.Namespace) -> None:
     t0 = time.perf_counter()
     mem.search(qs[0], user_id="bench")
     first = (time.perf_counter() - t0) * 1000
+    lexicon.wait_built()  # a big user's in-memory index is built in the background after that search
+    ready = time.perf_counter() - t0
     for q in qs[: args.warmup]:
         mem.search(q, user_id="bench")
     hybrid, hybrid_cpu = timed(lambda q: mem.search(q, user_id="bench", top_k=5), qs)
     packs, packs_cpu = timed(lambda q: mem.search(q, user_id="bench", format="context"), qs[: max(50, len(qs) // 2)])
     turns, claims = mem.context.cache.count("raw", "bench"), mem.context.cache.count("claims", "bench")
     mem.close()
-    print(f"n={n:>7} memories ({turns} turns, {claims} claims) build {build_s:.1f} s, first search {first:.1f} ms")
+    print(f"n={n:>7} memories ({turns} turns, {claims} claims) build {build_s:.1f} s, first search {first:.1f} ms "
+          f"(in-memory index ready in the background after {ready:.1f} s)")
     print(f"  search json    p50 {pct(hybrid, 50):.2f} ms  p95 {pct(hybrid, 95):.2f} ms  mean "
           f"{statistics.fmean(hybrid):.2f} ms  (cpu p50 {pct(hybrid_cpu, 50):.2f} ms; {len(hybrid)} queries, "
           f"vectors: {model or 'off'})")

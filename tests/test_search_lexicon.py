@@ -196,3 +196,26 @@ def test_compaction_keeps_results(mem: Memory, monkeypatch: pytest.MonkeyPatch) 
         mem.add(sentence(rng), user_id="alice", run_id="r")
         check(mem, ["alice"], rng, 2)
     assert compactions
+
+
+def test_a_big_user_is_indexed_in_the_background(mem: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Above SYNC_BUILD rows the first search is ranked by SQLite while a thread builds the index;
+    the results are the same before, during and after, and a reindex (a new epoch) rebuilds it."""
+    monkeypatch.setattr(lexicon, "SYNC_BUILD", 10)
+    rng = random.Random(8)
+    for _ in range(30):
+        mem.add(sentence(rng), user_id="alice")
+    mem.add("the walrus sunbathes", user_id="alice")
+    key = (str(mem.context.cache.path), "alice")
+    lexicon.forget(mem.context.cache)
+    cache = mem.context.cache
+    full, body, _ = fts.plan(cache, terms("walrus pottery"), 1000)
+    assert lexicon.rank(cache, "alice", [(t, False) for t in full], 0.3, None, None, 5) is None  # not built yet
+    lexicon.wait_built()
+    assert lexicon._LEX[key].ok and not lexicon._BUILDING
+    check(mem, ["alice"], rng, 5)
+    mem.reindex()
+    assert lexicon.rank(cache, "alice", [(t, False) for t in full], 0.3, None, None, 5) is None
+    lexicon.wait_built()
+    mine, sql = lane(mem, "alice", "walrus pottery")
+    assert mine == sql and lexicon._LEX[key].ok

@@ -27,6 +27,7 @@ a changed text or quarantine (``user_gen.turns``) reloads the whole index, as do
 
 from __future__ import annotations
 
+import logging
 import re
 import sqlite3
 import threading
@@ -49,6 +50,7 @@ B = 0.75
 MAX_INDEXES = 16  # least recently used per-user indexes beyond this are dropped
 COMPACT_AT = 512  # changed turns (at least; or an eighth of all) before they fold into the base
 _ASCII_TOKEN = re.compile(r"[a-z0-9]+")
+logger = logging.getLogger("markmem.lexicon")
 
 Stamp = tuple[str, int, int]  # (cache epoch, added, turns changed)
 
@@ -396,23 +398,95 @@ def stamp(db: sqlite3.Connection, user_id: str) -> Stamp:
     return (str(row[0]), int(row[1] or 0), int(row[2] or 0))
 
 
-def _fresh(db: sqlite3.Connection, key: tuple[str, str], user_id: str) -> Lexicon:
-    """The user's up-to-date index (call under ``_LOCK``, inside a read transaction)."""
+def _fresh(cache: Cache, db: sqlite3.Connection, key: tuple[str, str], user_id: str) -> Lexicon | None:
+    """The user's up-to-date index (call under ``_LOCK``, inside a read transaction); None while a
+    user with more than ``SYNC_BUILD`` turns has no usable index: one is built in the background
+    (:func:`_build_later`) and SQLite ranks until it is ready."""
     now = stamp(db, user_id)
     lex = _LEX.get(key)
     if lex is None or lex.stamp[0] != now[0] or lex.stamp[2] != now[2]:
-        lex = Lexicon(now)
-        rows = db.execute(f"SELECT {_ROW} FROM raw WHERE user_id = ? ORDER BY rowid", (user_id,)).fetchall()
-        lex.load(rows)
-        lex.ok = _sizes_agree(db, lex, user_id, None)
+        if now[1] > SYNC_BUILD:
+            _build_later(cache, key, user_id)
+            return None
+        lex = _build(db, user_id, now)
     elif lex.stamp != now:
         _catch_up(db, lex, user_id)
         lex.stamp = now
+    _keep(key, lex)
+    return lex
+
+
+def _build(db: sqlite3.Connection, user_id: str, now: Stamp) -> Lexicon:
+    lex = Lexicon(now)
+    rows = db.execute(f"SELECT {_ROW} FROM raw WHERE user_id = ? ORDER BY rowid", (user_id,)).fetchall()
+    lex.load(rows)
+    lex.ok = _sizes_agree(db, lex, user_id, None)
+    return lex
+
+
+def _keep(key: tuple[str, str], lex: Lexicon) -> None:
     _LEX[key] = lex
     _LEX.move_to_end(key)
     while len(_LEX) > MAX_INDEXES:
         _LEX.popitem(last=False)
-    return lex
+
+
+# Building an index costs ~80 us a turn (0.8 s at 10k turns). Up to this many rows (user_gen's
+# ``added``: turns and claims) it is built by the search that needs it; above, by a background
+# thread started when that search has returned (``start_pending``), so the first search of a big
+# user costs what SQLite's ranking costs (a thread started at once would take the GIL from it).
+SYNC_BUILD = 2_000
+_PENDING: dict[tuple[str, str], tuple[Cache, str]] = {}
+_BUILDING: dict[tuple[str, str], threading.Thread] = {}
+
+
+def _build_later(cache: Cache, key: tuple[str, str], user_id: str) -> None:
+    """Ask for the user's index to be built by :func:`start_pending` (call under ``_LOCK``)."""
+    if key not in _BUILDING:
+        _PENDING[key] = (cache, user_id)
+
+
+def start_pending() -> None:
+    """Start the builds searches asked for, one thread per user (``search`` calls it on return)."""
+    if not _PENDING:
+        return
+    with _LOCK:
+        for key, (cache, user_id) in list(_PENDING.items()):
+            del _PENDING[key]
+            if key not in _BUILDING:
+                thread = threading.Thread(target=_work, args=(cache, key, user_id), name="markmem-lexicon",
+                                          daemon=True)
+                _BUILDING[key] = thread
+                thread.start()
+
+
+def _work(cache: Cache, key: tuple[str, str], user_id: str) -> None:
+    try:
+        db = cache.db  # this thread's own connection
+        db.execute("BEGIN")
+        try:
+            lex = _build(db, user_id, stamp(db, user_id))
+        finally:
+            db.execute("COMMIT")
+        with _LOCK:
+            old = _LEX.get(key)
+            if old is None or old.stamp[1] <= lex.stamp[1]:
+                _keep(key, lex)  # a stale one is caught up or rebuilt by the next search
+    except Exception as exc:  # the cache went away (closed, deleted, rebuilt): SQLite ranks
+        logger.debug("lexicon build for a user failed: %s", exc)
+    finally:
+        cache.close()
+        with _LOCK:
+            _BUILDING.pop(key, None)
+
+
+def wait_built(timeout: float | None = None) -> None:
+    """Start what is pending and wait for the builds under way (benchmarks and tests)."""
+    start_pending()
+    with _LOCK:
+        threads = list(_BUILDING.values())
+    for thread in threads:
+        thread.join(timeout)
 
 
 Phrase = tuple[str, bool]  # (FTS5 term, body column only)
@@ -431,8 +505,8 @@ def rank(cache: Cache, user_id: str, phrases: Sequence[Phrase], context_weight: 
         db.execute("BEGIN")
     try:
         with _LOCK:
-            lex = _fresh(db, (str(cache.path), user_id), user_id)
-            if not lex.ok:
+            lex = _fresh(cache, db, (str(cache.path), user_id), user_id)
+            if lex is None or not lex.ok:
                 return None
             return _score(db, lex, user_id, phrases, context_weight, as_of, known_at, limit)
     finally:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
@@ -116,11 +115,14 @@ def forget_all() -> None:
 
 
 # -- loading --------------------------------------------------------------------------
-_TURNS = ("SELECT r.rowid, r.id, r.content, r.speaker, r.hash, v.hash AS vhash, v.model AS vmodel FROM raw r "
+# One pass over the user's rows with their stored vector (if any); the text is read only for the
+# rows that need embedding (``_texts``), so loading 100k stored vectors reads no content.
+_TURNS = ("SELECT r.rowid, r.id, r.hash, v.hash, v.model, v.vec FROM raw r "
           "LEFT JOIN vectors v ON v.kind='turn' AND v.id=r.id "
-          "WHERE r.user_id=? AND r.rowid>? AND r.quarantined IS NULL")
-_CLAIMS = ("SELECT c.rowid, c.id, c.text, c.hash, v.hash AS vhash, v.model AS vmodel FROM claims c "
-           "LEFT JOIN vectors v ON v.kind='claim' AND v.id=c.id WHERE c.user_id=? AND c.rowid>? AND c.archived=0")
+          "WHERE r.user_id=? AND r.rowid>? AND r.quarantined IS NULL ORDER BY r.rowid")
+_CLAIMS = ("SELECT c.rowid, c.id, c.hash, v.hash, v.model, v.vec FROM claims c "
+           "LEFT JOIN vectors v ON v.kind='claim' AND v.id=c.id WHERE c.user_id=? AND c.rowid>? AND c.archived=0 "
+           "ORDER BY c.rowid")
 
 
 def _load(cache: Cache, embedder: Embedder, user_id: str, now: Stamp) -> Matrix:
@@ -130,24 +132,40 @@ def _load(cache: Cache, embedder: Embedder, user_id: str, now: Stamp) -> Matrix:
 
 
 def _extend(cache: Cache, embedder: Embedder, user_id: str, m: Matrix, now: Stamp) -> None:
-    turns = cache.rows(_TURNS + " ORDER BY r.rowid", (user_id, m.raw_seen))
-    claims = cache.rows(_CLAIMS + " ORDER BY c.rowid", (user_id, m.claim_seen))
-    todo = [("turn", r["id"], turn_text(r["content"], r["speaker"]), r["hash"]) for r in turns if _stale(r, embedder)]
-    todo += [("claim", c["id"], c["text"], c["hash"]) for c in claims if _stale(c, embedder)]
-    fresh = _embed(cache, embedder, user_id, todo)
-    units = [("turn", r["id"]) for r in turns] + [("claim", c["id"]) for c in claims]
-    stored = _stored(cache, embedder, [u for u in units if u not in fresh])
-    vecs = [fresh.get(u, stored.get(u)) for u in units]
-    keep = [i for i, v in enumerate(vecs) if v is not None]
+    db = cache.db
+    turns = db.execute(_TURNS, (user_id, m.raw_seen)).fetchall()
+    claims = db.execute(_CLAIMS, (user_id, m.claim_seen)).fetchall()
+    units = [("turn", r[1]) for r in turns] + [("claim", c[1]) for c in claims]
+    rows = turns + claims
+    size = embedder.dim * 4
+    good = [r[3] == r[2] and r[4] == embedder.name and r[5] is not None and len(r[5]) == size for r in rows]
+    todo = [(kind, ident, r[2]) for (kind, ident), r, ok in zip(units, rows, good, strict=True) if not ok]
+    fresh = _embed(cache, embedder, user_id, _texts(cache, todo))
+    keep = [i for i, ok in enumerate(good) if ok or units[i] in fresh]  # a row deleted meanwhile is skipped
+    if len(keep) == len(rows) and all(good):
+        vecs = np.frombuffer(b"".join(r[5] for r in rows), dtype=np.float32).reshape(len(rows), embedder.dim)
+    elif keep:
+        vecs = np.stack([np.frombuffer(rows[i][5], dtype=np.float32) if good[i] else fresh[units[i]] for i in keep])
     if keep:
-        m.append([units[i][0] for i in keep], [units[i][1] for i in keep], np.stack([vecs[i] for i in keep]))  # type: ignore[misc]
-    m.raw_seen = max([m.raw_seen] + [r["rowid"] for r in turns])
-    m.claim_seen = max([m.claim_seen] + [c["rowid"] for c in claims])
+        m.append([units[i][0] for i in keep], [units[i][1] for i in keep], vecs)
+    m.raw_seen = max([m.raw_seen] + [r[0] for r in turns])
+    m.claim_seen = max([m.claim_seen] + [c[0] for c in claims])
     m.stamp = now
 
 
-def _stale(row: dict[str, Any], embedder: Embedder) -> bool:
-    return row["vhash"] != row["hash"] or row["vmodel"] != embedder.name
+def _texts(cache: Cache, todo: list[tuple[str, str, str]]) -> list[tuple[str, str, str, str]]:
+    """(kind, id, text to embed, hash) for the rows without a usable stored vector."""
+    out = []
+    for kind, sql in (("turn", "SELECT id, content, speaker FROM raw WHERE id IN ({})"),
+                      ("claim", "SELECT id, text, NULL FROM claims WHERE id IN ({})")):
+        want = [(ident, h) for k, ident, h in todo if k == kind]
+        for j in range(0, len(want), 900):
+            part = want[j:j + 900]
+            got = {i: (t, sp) for i, t, sp in cache.db.execute(sql.format(",".join("?" * len(part))),
+                                                             [i for i, _h in part])}
+            out += [(kind, i, turn_text(got[i][0], got[i][1]) if kind == "turn" else got[i][0], h)
+                    for i, h in part if i in got]
+    return out
 
 
 def _embed(cache: Cache, embedder: Embedder, user_id: str, todo: list[tuple[str, str, str, str]]
@@ -162,16 +180,4 @@ def _embed(cache: Cache, embedder: Embedder, user_id: str, todo: list[tuple[str,
             rows.append((kind, ident, user_id, embedder.name, h, vec.tobytes()))
         with cache.tx() as db:
             db.executemany("INSERT OR REPLACE INTO vectors(kind,id,user_id,model,hash,vec) VALUES (?,?,?,?,?,?)", rows)
-    return out
-
-
-def _stored(cache: Cache, embedder: Embedder, units: list[tuple[str, str]]) -> dict[tuple[str, str], np.ndarray]:
-    out: dict[tuple[str, str], np.ndarray] = {}
-    for kind in ("turn", "claim"):
-        ids = [i for k, i in units if k == kind]
-        for j in range(0, len(ids), 900):
-            part = ids[j:j + 900]
-            sql = f"SELECT id, vec FROM vectors WHERE kind=? AND model=? AND id IN ({','.join('?' * len(part))})"
-            for ident, blob in cache.db.execute(sql, [kind, embedder.name, *part]):
-                out[(kind, ident)] = np.frombuffer(blob, dtype=np.float32)
     return out

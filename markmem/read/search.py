@@ -7,6 +7,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from ..context import Context
+from ..index import lexicon
 from ..model import Hit, Source
 from . import fts
 from .fuse import DEFAULT, Cand, Recipe, day_number, fuse, trace
@@ -25,7 +26,14 @@ def search(
     explain: bool = False,
     recipe: Recipe | None = None,
 ) -> list[Hit]:
-    recipe = recipe or DEFAULT
+    try:
+        return _search(ctx, query, user_id, top_k, as_of, known_at, explain, recipe or DEFAULT)
+    finally:
+        lexicon.start_pending()  # a big user's in-memory index, built once this search has returned
+
+
+def _search(ctx: Context, query: str, user_id: str, top_k: int, as_of: str | None, known_at: str | None,
+            explain: bool, recipe: Recipe) -> list[Hit]:
     q = parse(query)
     cands: dict[Key, Cand] = {}
     dropped = _lexical(ctx, q, user_id, top_k, as_of, known_at, recipe, cands)
