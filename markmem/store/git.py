@@ -20,7 +20,8 @@ _ENV = {
 
 
 _SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
-MAX_PACKS = 24  # above this many packs a commit runs `git repack --geometric=2`
+MAX_PACKS = 24  # above this many packs (or about MAX_LOOSE loose objects) a commit runs
+MAX_LOOSE = 6700  # `git repack --geometric=2`; 6700 is git's gc.auto
 
 
 def _ident(value: str) -> str:
@@ -132,7 +133,7 @@ class Git:
         name, email = (_ident(x) for x in self.author)
         msg = message.encode("utf-8")
         out = [b"feature done\ncommit ", ref.encode(), b"\nmark :1\n",
-               f"committer {name} <{email}> {int(time.time())} +0000\n".encode("utf-8"),
+               f"committer {name} <{email}> {int(time.time())} +0000\n".encode(),
                b"data %d\n" % len(msg), msg, b"\n"]
         if parent:
             out.append(b"from %s\n" % parent.encode())
@@ -154,7 +155,9 @@ class Git:
         # core.fsync=none: the same durability as the loose objects `git commit` wrote (git does not
         # fsync those by default either); the raw log is what add() fsyncs. --depth=0: fast-import
         # only tries a delta against the previous blob of the stream (another file): wasted CPU.
-        proc = subprocess.run(["git", "-c", "core.fsync=none", "fast-import", "--quiet", "--done", "--depth=0"], cwd=self.root,
+        # fastimport.unpackLimit=0: a pack even for a small commit, never loose objects.
+        proc = subprocess.run(["git", "-c", "core.fsync=none", "-c", "fastimport.unpackLimit=0", "fast-import",
+                               "--quiet", "--done", "--depth=0"], cwd=self.root,
                               input=b"".join(out), capture_output=True, env=self._env)
         sha = proc.stdout.decode("ascii", "replace").strip()
         if proc.returncode != 0 or not _SHA.fullmatch(sha):
@@ -163,14 +166,19 @@ class Git:
 
     def _bound_packs(self) -> None:
         """Each commit adds a small pack: merge them geometrically (each object is copied O(log n)
-        times) so lookups stay fast. ``pack.window=0``: copy, no delta search (that took seconds);
-        ``git gc`` finds the deltas when someone runs it."""
-        packdir = self.root / ".git" / "objects" / "pack"
+        times) so lookups stay fast; loose objects (other writers) are rolled in too. ``git commit``
+        used to run ``gc --auto`` for this. ``pack.window=0``: copy, no delta search (that took
+        seconds); ``git gc`` finds the deltas when someone runs it."""
+        objects = self.root / ".git" / "objects"
         try:
-            n = sum(1 for name in os.listdir(packdir) if name.endswith(".pack"))
+            packs = sum(1 for name in os.listdir(objects / "pack") if name.endswith(".pack"))
         except FileNotFoundError:
-            return
-        if n > MAX_PACKS:
+            packs = 0
+        try:  # git's own estimate: one fan-out directory of 256
+            loose = len(os.listdir(objects / "17")) * 256
+        except FileNotFoundError:
+            loose = 0
+        if packs > MAX_PACKS or loose > MAX_LOOSE:
             self.run("-c", "pack.window=0", "repack", "-d", "-q", "-l", "--geometric=2", "--no-write-bitmap-index")
 
     def staged_paths(self) -> list[str]:
