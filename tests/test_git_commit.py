@@ -136,3 +136,28 @@ def test_raw_segments_roll_and_restart_after_removal(tmp_repo: Path, monkeypatch
     for f in files:
         (tmp_repo / f).unlink()
     assert raw.current_segment(tmp_repo, "bob", stamp) == raw.raw_path("bob", stamp, 0)
+
+
+def test_a_file_growing_during_the_commit_leaves_the_index_equal_to_the_commit(
+    tmp_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """add() appends to raw files without the writer lock: the commit and the index must agree
+    on the bytes that were read, and the appended line stays a worktree change."""
+    open_mem(tmp_repo).close()
+    g = Git(tmp_repo)
+    rel = "raw/u/alice/2026/01/01.jsonl"
+    (tmp_repo / rel).parent.mkdir(parents=True)
+    (tmp_repo / rel).write_text('{"id": "r-1"}\n')
+    stage = Git._stage
+
+    def append_meanwhile(self: Git, *args: object, **kw: object) -> None:
+        with open(tmp_repo / rel, "a") as fh:
+            fh.write('{"id": "r-2"}\n')
+        stage(self, *args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Git, "_stage", append_meanwhile)
+    assert g.commit([rel], gitmod.message("test: raw", {})) is not None
+    assert git(tmp_repo, "show", f"HEAD:{rel}") == '{"id": "r-1"}\n'
+    assert git(tmp_repo, "diff", "--cached", "--name-only") == ""
+    assert git(tmp_repo, "status", "--porcelain", "--", rel) == f" M {rel}\n"
+    git(tmp_repo, "fsck", "--strict")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import stat
@@ -97,12 +98,14 @@ class Git:
     def commit(self, paths: Iterable[str], message: str, *, allow_empty: bool = False) -> str | None:
         """Stage exactly ``paths`` (added, changed or deleted) and commit them. None if nothing changed.
 
-        Only ``paths`` go into the commit: its tree is HEAD's with those paths replaced. The index is
-        updated first (``update-index --info-only``: ids and stat data, no objects), then ``git
-        fast-import`` writes the blobs, trees and commit as ONE pack and moves the branch. ``git commit``
-        would write every blob and tree as a loose object file (~1,400 files for a batch that touches
-        100 users) and re-stat the whole tree. A crash between the two steps leaves the paths staged in
-        the index (objects not yet written): ``recover`` finds them with :meth:`staged_paths` and commits.
+        Only ``paths`` go into the commit: its tree is HEAD's with those paths replaced. Each file is
+        read once; the index gets the ids of exactly those bytes (``update-index --index-info``, then
+        ``--refresh`` for the stat data) and ``git fast-import`` writes the same bytes, the trees and
+        the commit as ONE pack and moves the branch. So the index matches the commit even when a raw
+        file grows meanwhile (add() appends without the writer lock). ``git commit`` wrote every blob
+        and tree as a loose object file (~1,400 for a batch touching 100 users) and re-stat the tree.
+        A crash between the two steps leaves the paths staged with their objects not yet written:
+        ``recover`` finds them with :meth:`staged_paths` and commits them.
         """
         spec = sorted(set(paths))
         gitdir = self.root / ".git"
@@ -110,14 +113,49 @@ class Git:
         if ref is None:  # detached HEAD or a .git file (worktree): the porcelain path
             return self._commit_porcelain(spec, message, allow_empty=allow_empty)
         parent = self.head()
-        if spec:  # update-index is ~500x faster than `git add --pathspec-from-file` for many paths
-            self.run("update-index", "--add", "--remove", "--info-only", "-z", "--stdin",
-                     input=("\0".join(spec) + "\0").encode())
+        files = [self._snapshot(rel) for rel in spec]
+        if spec:
+            self._stage(files, sha256=parent is not None and len(parent) == 64 or self._sha256())
         if not allow_empty and (not spec or (parent and not self._staged(parent, spec))):
             return None
-        sha = self._fast_import(ref, parent, spec, message)
+        sha = self._fast_import(ref, parent, files, message)
         self._bound_packs()
         return sha
+
+    def _snapshot(self, rel: str) -> tuple[str, bytes | None, bytes]:
+        """(path, mode, content) of a worktree path; mode None when it is gone."""
+        full = self.root / rel
+        try:
+            st = os.lstat(full)
+        except FileNotFoundError:
+            return rel, None, b""
+        if stat.S_ISLNK(st.st_mode):
+            return rel, b"120000", os.fsencode(os.readlink(full))
+        if not stat.S_ISREG(st.st_mode):
+            raise RepoError(f"cannot commit {rel}: not a regular file")
+        with open(full, "rb") as fh:
+            data = fh.read()
+        return rel, b"100755" if st.st_mode & 0o100 else b"100644", data
+
+    def _sha256(self) -> bool:
+        try:
+            return "sha256" in (self.root / ".git" / "config").read_text("utf-8", "replace").lower()
+        except OSError:
+            return False
+
+    def _stage(self, files: Sequence[tuple[str, bytes | None, bytes]], *, sha256: bool) -> None:
+        algo = hashlib.sha256 if sha256 else hashlib.sha1
+        zero = b"0" * (64 if sha256 else 40)
+        lines = []
+        for rel, mode, data in files:
+            if mode is None:
+                lines.append(b"0 %s\t%s\0" % (zero, rel.encode("utf-8")))
+            else:
+                oid = algo(b"blob %d\0" % len(data) + data).hexdigest().encode()
+                lines.append(b"%s %s\t%s\0" % (mode, oid, rel.encode("utf-8")))
+        self.run("update-index", "-z", "--index-info", input=b"".join(lines))
+        # Stat data for the files still as read (a raw file grown since stays "modified").
+        self.run("update-index", "-q", "--refresh")
 
     def _staged(self, parent: str, spec: Sequence[str]) -> bool:
         """Does the index differ from ``parent`` at any of ``spec``?"""
@@ -129,7 +167,8 @@ class Git:
             raise RepoError(f"git diff-index failed: {proc.stderr.decode('utf-8', 'replace').strip()[:500]}")
         return proc.returncode == 1
 
-    def _fast_import(self, ref: str, parent: str | None, spec: Sequence[str], message: str) -> str:
+    def _fast_import(self, ref: str, parent: str | None, files: Sequence[tuple[str, bytes | None, bytes]],
+                     message: str) -> str:
         name, email = (_ident(x) for x in self.author)
         msg = message.encode("utf-8")
         out = [b"feature done\ncommit ", ref.encode(), b"\nmark :1\n",
@@ -137,20 +176,11 @@ class Git:
                b"data %d\n" % len(msg), msg, b"\n"]
         if parent:
             out.append(b"from %s\n" % parent.encode())
-        for rel in spec:
-            full = self.root / rel
-            try:
-                st = os.lstat(full)
-            except FileNotFoundError:
+        for rel, mode, data in files:
+            if mode is None:
                 out.append(b"D %s\n" % _quote(rel))
-                continue
-            if stat.S_ISLNK(st.st_mode):
-                mode, data = b"120000", os.fsencode(os.readlink(full))
             else:
-                mode = b"100755" if st.st_mode & 0o100 else b"100644"
-                with open(full, "rb") as fh:
-                    data = fh.read()
-            out += [b"M %s inline %s\ndata %d\n" % (mode, _quote(rel), len(data)), data, b"\n"]
+                out += [b"M %s inline %s\ndata %d\n" % (mode, _quote(rel), len(data)), data, b"\n"]
         out.append(b"\nget-mark :1\ndone\n")
         # core.fsync=none: the same durability as the loose objects `git commit` wrote (git does not
         # fsync those by default either); the raw log is what add() fsyncs. --depth=0: fast-import

@@ -248,13 +248,13 @@ def _plain(value: Any) -> bool:
     return value is None or isinstance(value, (str, int))
 
 
-def _round_trips(page: Page) -> bool:
+def _round_trips(page: Page, rendered: bool = False) -> bool:
     """Would parsing what :func:`dump_page` writes give back an equal page? (See tests/test_pages.py:
     true for scalar metadata and rounded confidences; a page with anything else is re-read.)"""
     return (all(_plain(v) for v in page.extra.values())
             and all(round(c.confidence, 4) == c.confidence and all(_plain(v) for v in c.metadata.values())
                     for c in page.claims)
-            and page.body == render_body(page))
+            and bool(page.body) and (rendered or page.body == render_body(page)))
 
 
 def page_loader(root: Path, codec: Any) -> Callable[[str], Page | None]:
@@ -277,13 +277,15 @@ def page_loader(root: Path, codec: Any) -> Callable[[str], Page | None]:
     return load
 
 
-def write_page(root: Path, page: Page, codec: Any, *, sync: bool = True) -> str:
+def write_page(root: Path, page: Page, codec: Any, *, sync: bool = True, rendered: bool = False) -> str:
+    """Write a page (atomic replace). ``rendered``: the caller knows ``page.body`` is
+    ``render_body(page)`` (the compiler re-renders every page it changes), so it need not be checked."""
     text = dump_page(page)
     if page.user_id is not None:
         text = codec.seal_text(page.user_id, text)
     full = root / page.path
     atomic_write(full, text, sync=sync)
-    if _round_trips(page):  # the next batch that touches this page need not parse it again
+    if _round_trips(page, rendered):  # the next batch that touches this page need not parse it again
         _remember(str(full), _stat_key(os.stat(full)), page)
     else:
         with _cache_lock:

@@ -214,7 +214,7 @@ def _extract(ctx: Context, entries: list[RawEntry]) -> Extraction:
 def _write(ctx: Context, pages: dict[str, Page], entries: list[RawEntry], items: list[Any], stamp: str) -> list[str]:
     paths: list[str] = []
     for page in pages.values():
-        write_page(ctx.root, page, ctx.codec, sync=False)
+        write_page(ctx.root, page, ctx.codec, sync=False, rendered=True)  # resolve/roll render every body
         paths.append(page.path)
     for entry in entries:
         if entry.quarantined:
