@@ -160,9 +160,14 @@ def varints(blob: bytes) -> list[int]:
 def totals(db: sqlite3.Connection) -> tuple[int, int]:
     """(rows, tokens in every column) of ``raw_fts``: the averages record ``bm25()`` reads."""
     row = db.execute("SELECT block FROM raw_fts_data WHERE id = 1").fetchone()
-    if row is None or not row[0]:
+    return block_totals(None if row is None else row[0])
+
+
+def block_totals(block: bytes | None) -> tuple[int, int]:
+    """``totals`` from the averages record itself."""
+    if not block:
         return 0, 0
-    v = varints(bytes(row[0]))
+    v = varints(bytes(block))
     return v[0], sum(v[1:])
 
 
@@ -229,14 +234,17 @@ class Lexicon:
             new[: self.n] = old[: self.n]
             setattr(self, name, new)
 
-    def light(self, user_id: str, docs: Sequence[int]) -> list[dict[str, Any]]:
-        """Rows as ``read.fts`` light rows (``TURN_COLS`` less what only a hit shows)."""
+    def light(self, user_id: str, docs: Sequence[int], rowids: Sequence[int] | None = None) -> list[dict[str, Any]]:
+        """Rows as ``read.fts`` light rows (``TURN_COLS`` less what only a hit shows); ``rowids``:
+        the docs' rowids when the caller has them."""
+        info, valid_at = self.info, self.valid_at
+        if rowids is None:
+            rowids = self.rowid[list(docs)].tolist() if len(docs) else []
         out = []
-        for d in docs:
-            ident, role, speaker, head, question, answer = self.info[d]
-            out.append({"rowid": int(self.rowid[d]), "id": ident, "user_id": user_id, "role": role,
-                        "speaker": speaker, "head": head, "valid_at": self.valid_at[d], "question": question,
-                        "answer": answer})
+        for d, rowid in zip(docs, rowids, strict=True):
+            ident, role, speaker, head, question, answer = info[d]
+            out.append({"rowid": rowid, "id": ident, "user_id": user_id, "role": role, "speaker": speaker,
+                        "head": head, "valid_at": valid_at[d], "question": question, "answer": answer})
         return out
 
     def load(self, rows: list[tuple[Any, ...]]) -> None:
@@ -492,20 +500,36 @@ def wait_built(timeout: float | None = None) -> None:
 Phrase = tuple[str, bool]  # (FTS5 term, body column only)
 
 
+Seen = tuple[Stamp, tuple[int, int]]  # a stamp and ``totals`` read together (one statement)
+
+
 def rank(cache: Cache, user_id: str, phrases: Sequence[Phrase], context_weight: float, as_of: str | None,
-         known_at: str | None, limit: int) -> list[dict[str, Any]] | None:
+         known_at: str | None, limit: int, seen: Seen | None = None) -> list[dict[str, Any]] | None:
     """The user's top ``limit`` turns matching one of ``phrases`` (an OR query) that pass the
     filters (not quarantined; ``valid_at <= as_of``; ``recorded_at <= known_at``), best first,
     with ``-bm25(raw_fts, 1.0, context_weight)`` exactly as FTS5 computes it (``"bm25"``); ties
     by rowid. Light rows (see :meth:`Lexicon.light`). None when the index cannot answer for this
-    user (the caller asks SQLite)."""
+    user (the caller asks SQLite).
+
+    ``seen``: the user's stamp and ``totals`` as the caller read them in one statement (a
+    consistent snapshot, see ``read.fts.snapshot``). When the index is at that stamp and the
+    cache holds this user's turns alone (every number ``bm25()`` needs is then in memory), no
+    SQL runs; else the stamp is read again, inside a read transaction."""
+    key = (str(cache.path), user_id)
+    if seen is not None:
+        now, sizes = seen
+        with _LOCK:
+            lex = _LEX.get(key)
+            if lex is not None and lex.ok and lex.stamp == now and sizes[0] == lex.n:
+                _LEX.move_to_end(key)
+                return _score(cache.db, lex, user_id, phrases, context_weight, as_of, known_at, limit, sizes)
     db = cache.db
     own = not db.in_transaction
     if own:
         db.execute("BEGIN")
     try:
         with _LOCK:
-            lex = _fresh(cache, db, (str(cache.path), user_id), user_id)
+            lex = _fresh(cache, db, key, user_id)
             if lex is None or not lex.ok:
                 return None
             return _score(db, lex, user_id, phrases, context_weight, as_of, known_at, limit)
@@ -514,9 +538,36 @@ def rank(cache: Cache, user_id: str, phrases: Sequence[Phrase], context_weight: 
             db.execute("COMMIT")
 
 
+def rows(cache: Cache, user_id: str, rowids: Sequence[int], as_of: str | None, known_at: str | None,
+         now: Stamp) -> list[dict[str, Any]] | None:
+    """Light rows of the user's turns by rowid (ascending), under ``rank``'s filters, from an index
+    at stamp ``now``; None when there is none (the caller asks SQLite)."""
+    with _LOCK:
+        lex = _LEX.get((str(cache.path), user_id))
+        if lex is None or not lex.ok or lex.stamp != now:
+            return None
+        pos, va, ra = lex.pos, lex.valid_at, lex.recorded_at
+        docs, found = [], []
+        for rowid in sorted(rowids):
+            d = pos.get(rowid)
+            if d is None or lex.quarantined[d]:
+                continue
+            if (as_of is not None and not va[d] <= as_of) or (known_at is not None and not ra[d] <= known_at):
+                continue
+            docs.append(d)
+            found.append(rowid)
+        return lex.light(user_id, docs, found)
+
+
 def _score(db: sqlite3.Connection, lex: Lexicon, user_id: str, phrases: Sequence[Phrase], context_weight: float,
-           as_of: str | None, known_at: str | None, limit: int) -> list[dict[str, Any]] | None:
-    nrow, ntok = totals(db)
+           as_of: str | None, known_at: str | None, limit: int,
+           sizes: tuple[int, int] | None = None) -> list[dict[str, Any]] | None:
+    """``rank``'s work on a fresh index; ``sizes``: ``totals(db)`` when the caller has read it.
+
+    The phrases are scored in one pass (their postings end to end): every number is computed by
+    the same float64 operations as a phrase at a time, and a row's phrase scores are added in
+    the query's order (``np.add.at`` adds in index order), so the sums are bit for bit FTS5's."""
+    nrow, ntok = totals(db) if sizes is None else sizes
     if nrow == 0 or lex.n == 0 or limit <= 0:
         return []
     alone = nrow == lex.n  # the cache holds this user's turns only: row counts are ours
@@ -524,54 +575,64 @@ def _score(db: sqlite3.Connection, lex: Lexicon, user_id: str, phrases: Sequence
         lex.ok = False  # our token counts disagree with FTS5's: never rank differently
         return None
     avgdl = ntok / nrow
-    parts: list[tuple[np.ndarray, np.ndarray, float]] = []
+    ids = lex.tokens.ids
+    docs_l: list[np.ndarray] = []
+    nb_l: list[np.ndarray] = []
+    nc_l: list[np.ndarray] = []
+    idfs: list[float] = []
     for term, body in phrases:
-        tid = lex.tokens.ids.get(term)
+        tid = ids.get(term)
         if tid is None:
             continue
         docs, nb, nc = lex.postings(tid)
-        if body:
+        if body:  # body instances only: the frequency is the body count (1.0 added per instance)
             has = nb > 0
-            docs, freq = docs[has], nb[has].astype(np.float64)
-        else:
-            freq = _freq(nb, nc, context_weight)
+            docs, nb = docs[has], nb[has]
+            nc = np.zeros(len(docs), np.int32)
         if not len(docs):
             continue
         hits = len(docs) if alone else _row_count(db, term, body)
         idf = log((nrow - hits + 0.5) / (hits + 0.5))
         if idf <= 0.0:
             idf = 1e-6
-        parts.append((docs, freq, idf))
-    if not parts:
+        docs_l.append(docs)
+        nb_l.append(nb)
+        nc_l.append(nc)
+        idfs.append(idf)
+    if not docs_l:
         return []
-    if len(parts) == 1:
-        union = parts[0][0]
+    if len(docs_l) == 1:
+        docs, nb, nc = docs_l[0], nb_l[0], nc_l[0]
+        idf_at: np.ndarray | float = idfs[0]
     else:
-        union = np.sort(np.concatenate([p[0] for p in parts]))
-        union = union[np.concatenate(([True], union[1:] != union[:-1]))]
-    acc = np.zeros(len(union), np.float64)
-    for docs, freq, idf in parts:  # bm25(): per phrase, in the query's order
-        size = lex.size[docs]
-        score = idf * ((freq * (K1 + 1.0)) / (freq + K1 * (1 - B + B * size / avgdl)))
-        if len(parts) == 1:
-            acc += score
-        else:
-            acc[np.searchsorted(union, docs)] += score
-    keep = ~lex.quarantined[union]
+        docs, nb, nc = np.concatenate(docs_l), np.concatenate(nb_l), np.concatenate(nc_l)
+        idf_at = np.repeat(np.array(idfs, np.float64), [len(d) for d in docs_l])
+    freq = _freq(nb, nc, context_weight)
+    size = lex.size[docs]
+    score = idf_at * ((freq * (K1 + 1.0)) / (freq + K1 * (1 - B + B * size / avgdl)))  # bm25(), per phrase
+    if len(docs_l) == 1:
+        union, acc = docs, score
+    else:
+        union = np.sort(docs)
+        union = union[_first(union)]
+        acc = np.zeros(len(union), np.float64)
+        np.add.at(acc, np.searchsorted(union, docs), score)  # in the query's order, row by row
+    gone = lex.quarantined[union]
     if as_of is not None or known_at is not None:
         va, ra = lex.valid_at, lex.recorded_at
-        keep &= np.fromiter(((as_of is None or va[d] <= as_of) and (known_at is None or ra[d] <= known_at)
+        gone |= np.fromiter((not ((as_of is None or va[d] <= as_of) and (known_at is None or ra[d] <= known_at))
                              for d in union.tolist()), bool, len(union))
-    if not keep.all():
+    if gone.any():
+        keep = ~gone
         union, acc = union[keep], acc[keep]
     if len(acc) > limit:  # every row scoring at least the limit-th best (ties included)
         kth = np.partition(acc, len(acc) - limit)[len(acc) - limit]
         pick = np.flatnonzero(acc >= kth)
         union, acc = union[pick], acc[pick]
     best = sorted(zip((-acc).tolist(), lex.rowid[union].tolist(), union.tolist(), strict=True))[:limit]
-    rows = lex.light(user_id, [d for _, _, d in best])
-    for row, (score, _, _) in zip(rows, best, strict=True):
-        row["bm25"] = -score
+    rows = lex.light(user_id, [d for _, _, d in best], [r for _, r, _ in best])
+    for row, (score_, _, _) in zip(rows, best, strict=True):
+        row["bm25"] = -score_
     return rows
 
 
