@@ -77,11 +77,13 @@ def stamp(cache: Cache, user_id: str) -> Stamp:
     return (str(row[0]), int(row[1] or 0), int(row[2] or 0))
 
 
-def matrix(cache: Cache, embedder: Embedder, user_id: str) -> Matrix:
-    """The user's up-to-date matrix: embeds what is missing first (lazily, in batches)."""
+def matrix(cache: Cache, embedder: Embedder, user_id: str, now: Stamp | None = None) -> Matrix:
+    """The user's up-to-date matrix: embeds what is missing first (lazily, in batches). ``now``: the
+    user's stamp as the caller has just read it (``read.fts.snapshot``), else it is read here."""
     key = (str(cache.path), embedder.name, user_id)
     with _LOCK:
-        now = stamp(cache, user_id)
+        if now is None:
+            now = stamp(cache, user_id)
         m = _MATS.get(key)
         if m is None or m.stamp[0] != now[0] or m.stamp[2] != now[2]:
             m = _load(cache, embedder, user_id, now)

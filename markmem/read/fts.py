@@ -14,6 +14,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ..index import lexicon
@@ -31,6 +32,46 @@ Row = dict[str, Any]
 PROBE_EXTRA = 0.25  # the turn lane looks up this share more than its limit (see turn_lane)
 
 
+@dataclass(frozen=True)
+class Snapshot:
+    """What a search's freshness checks read, in one statement (so one consistent read): the
+    cache epoch, the highest raw rowid, the user's ``user_gen`` counters, ``raw_fts``'s totals
+    (``lexicon.totals``) and whether the user has a live claim."""
+
+    epoch: str | None
+    max_rowid: int
+    gen: tuple[int, int, int] | None  # user_gen (added, changed, turns); None: no row yet
+    fts_rows: int
+    fts_tokens: int
+    claims: bool
+
+    def lexicon(self) -> lexicon.Seen:
+        """The stamp (``lexicon.stamp``) and totals the lexicon compares."""
+        if self.gen is None:
+            return (str(self.epoch if self.epoch else ""), 0, 0), (self.fts_rows, self.fts_tokens)
+        return (str(self.epoch), self.gen[0], self.gen[2]), (self.fts_rows, self.fts_tokens)
+
+    def vectors(self) -> tuple[str, int, int]:
+        """The stamp the vector matrix compares (``index.vectors.stamp``)."""
+        added, changed, _ = self.gen or (0, 0, 0)
+        return (str(self.epoch), added, changed)
+
+
+_SNAPSHOT = (
+    "SELECT (SELECT value FROM meta WHERE key = 'epoch'), (SELECT max(rowid) FROM raw), g.user_id, g.added, "
+    "g.changed, g.turns, (SELECT block FROM raw_fts_data WHERE id = 1), "
+    "EXISTS (SELECT 1 FROM claims WHERE user_id = ?1 AND archived = 0) "
+    "FROM (SELECT 1) LEFT JOIN user_gen g ON g.user_id = ?1"
+)
+
+
+def snapshot(cache: Cache, user_id: str) -> Snapshot:
+    epoch, top, gen_user, added, changed, turns, block, claims = cache.db.execute(_SNAPSHOT, (user_id,)).fetchone()
+    gen = None if gen_user is None else (int(added or 0), int(changed or 0), int(turns or 0))
+    rows, tokens = lexicon.block_totals(block)
+    return Snapshot(epoch, int(top or 0), gen, rows, tokens, bool(claims))
+
+
 def prune(cache: Cache, terms: Sequence[str], budget: int) -> tuple[str | None, list[str]]:
     """The turn lane's MATCH expression within a cost budget; and the terms it left out (see ``plan``)."""
     full, body, dropped = plan(cache, terms, budget)
@@ -43,7 +84,8 @@ def match_of(full: Sequence[str], body: Sequence[str]) -> str | None:
     return " OR ".join(parts) or None
 
 
-def plan(cache: Cache, terms: Sequence[str], budget: int) -> tuple[list[str], list[str], list[str]]:
+def plan(cache: Cache, terms: Sequence[str], budget: int,
+         snap: Snapshot | None = None) -> tuple[list[str], list[str], list[str]]:
     """The turn lane's terms within a cost budget: (matched anywhere, matched in the turn's own
     text only, left out).
 
@@ -59,8 +101,11 @@ def plan(cache: Cache, terms: Sequence[str], budget: int) -> tuple[list[str], li
     if len(words) <= 1:
         return words[:MAX_TERMS], [], []
     stems = {w: stem(w) for w in words if w.isalnum()}
-    total, epoch = cache.db.execute(
-        "SELECT max(rowid), (SELECT value FROM meta WHERE key = 'epoch') FROM raw").fetchone()
+    if snap is None:
+        total, epoch = cache.db.execute(
+            "SELECT max(rowid), (SELECT value FROM meta WHERE key = 'epoch') FROM raw").fetchone()
+    else:
+        total, epoch = snap.max_rowid, snap.epoch
     vocab = vocabulary(cache, total or 0, epoch)
     df = {s: vocab.get(s, 0) for s in set(stems.values())}
     count = {w: df.get(stems.get(w, ""), 0) for w in words}
@@ -115,7 +160,7 @@ def vocabulary(cache: Cache, total: int, epoch: str | None) -> dict[str, int]:
 
 
 def turn_lane(cache: Cache, full: Sequence[str], body: Sequence[str], user_id: str, limit: int, as_of: str | None,
-              known_at: str | None, context_weight: float = 0.3) -> list[Row]:
+              known_at: str | None, context_weight: float = 0.3, snap: Snapshot | None = None) -> list[Row]:
     """The user's top ``limit`` turns by BM25 for ``match_of(full, body)``, under the time filters.
 
     Ranked by the in-memory lexicon (``index.lexicon``: FTS5's own bm25() numbers, over this
@@ -134,7 +179,8 @@ def turn_lane(cache: Cache, full: Sequence[str], body: Sequence[str], user_id: s
         return []
     ranked = None
     if LEXICON and len(phrases) == len(full) + len(body):
-        ranked = lexicon.rank(cache, user_id, phrases, context_weight, as_of, known_at, limit)
+        ranked = lexicon.rank(cache, user_id, phrases, context_weight, as_of, known_at, limit,
+                              None if snap is None else snap.lexicon())
     if ranked is not None:
         return ranked
     return sql_turn_lane(cache, match, user_id, limit, as_of, known_at, context_weight)
@@ -285,10 +331,15 @@ def filtered(cache: Cache, kind: str, ids: Sequence[str], user_id: str, as_of: s
 
 
 def answers(cache: Cache, rowids: Sequence[int], user_id: str, as_of: str | None,
-            known_at: str | None) -> list[Row]:
-    """Light rows of the turns that answer candidate questions (by rowid), under the same filters."""
+            known_at: str | None, snap: Snapshot | None = None) -> list[Row]:
+    """Light rows of the turns that answer candidate questions (by rowid, ascending), under the same
+    filters: from the user's in-memory lexicon when it is at ``snap``'s stamp, else from SQLite."""
     if not rowids:
         return []
+    if snap is not None and LEXICON:
+        found = lexicon.rows(cache, user_id, rowids, as_of, known_at, snap.lexicon()[0])
+        if found is not None:
+            return found
     where, params = turn_time(as_of, known_at)
     marks = ",".join("?" * len(rowids))
     sql = (f"SELECT {TURN_COLS} FROM raw r WHERE r.rowid IN ({marks}) AND +r.user_id = ? "

@@ -36,12 +36,13 @@ def _search(ctx: Context, query: str, user_id: str, top_k: int, as_of: str | Non
             explain: bool, recipe: Recipe) -> list[Hit]:
     q = parse(query)
     cands: dict[Key, Cand] = {}
-    dropped = _lexical(ctx, q, user_id, top_k, as_of, known_at, recipe, cands)
+    snap = fts.snapshot(ctx.cache, user_id)  # every freshness check of this search, in one statement
+    dropped = _lexical(ctx, q, user_id, top_k, as_of, known_at, recipe, cands, snap)
     _exact(ctx, q, user_id, as_of, known_at, cands)
     if recipe.answer_weight:
-        _answers(ctx, user_id, as_of, known_at, cands)
+        _answers(ctx, user_id, as_of, known_at, cands, snap)
     if recipe.vectors and ctx.embedder is not None:
-        _vectors(ctx, query, user_id, as_of, known_at, recipe, cands)
+        _vectors(ctx, query, user_id, as_of, known_at, recipe, cands, snap)
     if not cands:
         return []
     ref_day = day_number((as_of or known_at or datetime.now(timezone.utc).isoformat())[:10])
@@ -58,14 +59,16 @@ def _search(ctx: Context, query: str, user_id: str, top_k: int, as_of: str | Non
 
 
 def _lexical(ctx: Context, q: Query, user_id: str, top_k: int, as_of: str | None, known_at: str | None,
-             recipe: Recipe, cands: dict[Key, Cand]) -> list[str]:
+             recipe: Recipe, cands: dict[Key, Cand], snap: fts.Snapshot | None = None) -> list[str]:
     """The BM25 lanes; returns the query terms the turn lane left out (see ``fts.prune``)."""
     if q.match is None:
         return []
     depth = max(recipe.depth, 4 * top_k)
-    full, body, dropped = fts.plan(ctx.cache, q.terms, recipe.postings_budget)
-    turns = fts.turn_lane(ctx.cache, full, body, user_id, depth, as_of, known_at, recipe.context_weight)
-    claims = fts.claim_lane(ctx.cache, q.match, user_id, depth, as_of, known_at)
+    full, body, dropped = fts.plan(ctx.cache, q.terms, recipe.postings_budget, snap)
+    turns = fts.turn_lane(ctx.cache, full, body, user_id, depth, as_of, known_at, recipe.context_weight, snap)
+    # a user without a live claim (none compiled yet, or no extractor) has no claim lane to ask
+    claims = fts.claim_lane(ctx.cache, q.match, user_id, depth, as_of, known_at) if snap is None or snap.claims \
+        else []
     for kind, lane, rows in (("turn", "turns", turns), ("claim", "claims", claims)):
         for rank, row in enumerate(rows, 1):
             cands[(kind, row["id"])] = Cand(kind, row["id"], row, {lane: rank}, bm25=float(row["bm25"]))
@@ -82,22 +85,24 @@ def _exact(ctx: Context, q: Query, user_id: str, as_of: str | None, known_at: st
         c.exact = True
 
 
-def _answers(ctx: Context, user_id: str, as_of: str | None, known_at: str | None, cands: dict[Key, Cand]) -> None:
+def _answers(ctx: Context, user_id: str, as_of: str | None, known_at: str | None, cands: dict[Key, Cand],
+             snap: fts.Snapshot | None = None) -> None:
     """Bring in the turns that answer candidate questions: fusion lets them inherit relevance."""
     have = {c.row["rowid"] for c in cands.values() if c.kind == "turn"}
     wanted = {c.row["answer"] for c in cands.values() if c.kind == "turn" and c.row.get("answer")} - have
-    for row in fts.answers(ctx.cache, sorted(wanted), user_id, as_of, known_at):
+    for row in fts.answers(ctx.cache, sorted(wanted), user_id, as_of, known_at, snap):
         cands[("turn", row["id"])] = Cand("turn", row["id"], row)
 
 
 def _vectors(ctx: Context, query: str, user_id: str, as_of: str | None, known_at: str | None, recipe: Recipe,
-             cands: dict[Key, Cand]) -> None:
+             cands: dict[Key, Cand], snap: fts.Snapshot | None = None) -> None:
     from . import vectors as dense_lane  # numpy: only with the vector tier
 
     qv = dense_lane.encode(ctx, query)
     if qv is None:
         return
-    res = dense_lane.dense(ctx, user_id, qv, recipe.dense_depth, set(cands), recipe.dense_scan_max)
+    res = dense_lane.dense(ctx, user_id, qv, recipe.dense_depth, set(cands), recipe.dense_scan_max,
+                           None if snap is None else snap.vectors())
     ranks = {key: r for r, key in enumerate(res.top, 1)}
     new = [key for key in res.top if key not in cands]
     for kind in ("turn", "claim"):

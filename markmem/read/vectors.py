@@ -34,10 +34,11 @@ def encode(ctx: Context, text: str) -> np.ndarray | None:
 
 
 def dense(ctx: Context, user_id: str, query: np.ndarray, depth: int, wanted: set[tuple[str, str]],
-          scan_max: int) -> DenseResult:
-    """Top ``depth`` units by cosine, plus the cosine of each ``wanted`` unit (lexical candidates)."""
+          scan_max: int, stamp: index.Stamp | None = None) -> DenseResult:
+    """Top ``depth`` units by cosine, plus the cosine of each ``wanted`` unit (lexical candidates);
+    ``stamp``: the user's stamp as the caller read it (see ``index.vectors.matrix``)."""
     assert ctx.embedder is not None
-    m = index.matrix(ctx.cache, ctx.embedder, user_id)
+    m = index.matrix(ctx.cache, ctx.embedder, user_id, stamp)
     if m.n == 0:
         return DenseResult({}, [])
     if m.n > scan_max or depth <= 0:
