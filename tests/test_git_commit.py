@@ -161,3 +161,18 @@ def test_a_file_growing_during_the_commit_leaves_the_index_equal_to_the_commit(
     assert git(tmp_repo, "diff", "--cached", "--name-only") == ""
     assert git(tmp_repo, "status", "--porcelain", "--", rel) == f" M {rel}\n"
     git(tmp_repo, "fsck", "--strict")
+
+
+def test_temp_files_of_a_killed_write_are_removed_not_committed(tmp_repo: Path) -> None:
+    with open_mem(tmp_repo) as mem:
+        mem.add("I live in Lisbon", user_id="alice")
+        mem.flush()
+        page = mem.get_all("alice")[0]
+    folder = (tmp_repo / page.path).parent
+    (folder / ".tmp-abc123").write_text("half a page")
+    (tmp_repo / "raw/u/alice/.tmp-def456").write_text("half a checkpoint")
+    with open_mem(tmp_repo):
+        pass
+    assert not (folder / ".tmp-abc123").exists() and not (tmp_repo / "raw/u/alice/.tmp-def456").exists()
+    assert ".tmp-" not in git(tmp_repo, "log", "--all", "--name-only", "--format=")
+    assert git(tmp_repo, "status", "--porcelain") == ""

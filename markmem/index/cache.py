@@ -10,6 +10,7 @@ import json
 import sqlite3
 import threading
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -130,28 +131,42 @@ class Cache:
         """Write the page row and bring its claim rows in line, touching only the claims that
         differ: a compile adds or closes one or two claims of a page, and rewriting all of them
         (each an FTS delete + insert) was most of a batch's cache time."""
+        self.apply_pages(self.plan_pages([(page, text_hash)]))
+
+    def plan_pages(self, pages: Iterable[tuple[Page, str]]) -> PagesPlan:
+        """What :meth:`upsert_page` would write for these pages, found with reads only, so it can
+        run outside the transaction (the compiler plans while its commit runs in another thread).
+        The claim rows must not change before :meth:`apply_pages` (the writer lock sees to that)."""
+        plan = PagesPlan()
         db = self.db
-        db.execute(_PAGE_SQL, _page_row(page, text_hash))
-        rows = _claim_rows(page)
-        old = {r[0]: r for r in db.execute(_CLAIM_SELECT, (page.id,))}
-        ids = {r[0] for r in rows}
-        delete = [(i,) for i in old if i not in ids]  # rolled into an archive page, or removed
-        update, insert = [], []
-        for r in rows:
-            was = old.get(r[0])
-            if was == r:
-                continue
-            if was is not None and was[8] == r[8]:  # same FTS body: update in place
-                update.append((*r[1:], r[0]))
-            else:
-                delete.append((r[0],))  # also a row of this id on another page (a move)
-                insert.append(r)
-        if delete:
-            db.executemany("DELETE FROM claims WHERE id=?", delete)
-        if update:
-            db.executemany(_CLAIM_UPDATE, update)
-        if insert:
-            db.executemany(_CLAIM_SQL, insert)
+        for page, text_hash in pages:
+            plan.pages.append(_page_row(page, text_hash))
+            rows = _claim_rows(page)
+            old = {r[0]: r for r in db.execute(_CLAIM_SELECT, (page.id,))}
+            ids = {r[0] for r in rows}
+            plan.delete += [(i,) for i in old if i not in ids]  # rolled into an archive page, or removed
+            for r in rows:
+                was = old.get(r[0])
+                if was == r:
+                    continue
+                if was is not None and was[8] == r[8]:  # same FTS body: update in place
+                    plan.update.append((*r[1:], r[0]))
+                else:
+                    plan.delete.append((r[0],))  # also a row of this id on another page (a move)
+                    plan.insert.append(r)
+        return plan
+
+    def apply_pages(self, plan: PagesPlan) -> None:
+        """Write a plan: every delete before any insert (a claim moving to an archive page is
+        deleted from the live page's rows and inserted with the archive's)."""
+        db = self.db
+        db.executemany(_PAGE_SQL, plan.pages)
+        if plan.delete:
+            db.executemany("DELETE FROM claims WHERE id=?", plan.delete)
+        if plan.update:
+            db.executemany(_CLAIM_UPDATE, plan.update)
+        if plan.insert:
+            db.executemany(_CLAIM_SQL, plan.insert)
 
     def delete_page(self, page_id: str) -> None:
         self.db.execute("DELETE FROM claims WHERE page_id=?", (page_id,))
@@ -236,6 +251,16 @@ def _claim_rows(page: Page) -> list[tuple[Any, ...]]:
                      c.closed_at, c.supersedes, c.superseded_by, json.dumps(list(c.sources)),
                      _json(c.metadata), archived, content_hash(body)))
     return rows
+
+
+@dataclass
+class PagesPlan:
+    """Rows :meth:`Cache.apply_pages` writes (see :meth:`Cache.plan_pages`)."""
+
+    pages: list[tuple[Any, ...]] = field(default_factory=list)
+    delete: list[tuple[str]] = field(default_factory=list)
+    update: list[tuple[Any, ...]] = field(default_factory=list)
+    insert: list[tuple[Any, ...]] = field(default_factory=list)
 
 
 class _Tx:

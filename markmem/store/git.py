@@ -257,7 +257,7 @@ class Git:
         return removed
 
     def dirty_paths(self, prefixes: Sequence[str]) -> list[str]:
-        out = self.run("status", "--porcelain", "-z", "--untracked-files=all", "--", *prefixes)
+        out = self.run("status", "--porcelain", "-z", "--no-renames", "--untracked-files=all", "--", *prefixes)
         paths = []
         for item in out.split("\0"):
             if len(item) > 3:

@@ -7,8 +7,9 @@ compile():  queue -> read raw -> extract -> resolve -> pages + review items -> O
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
-from typing import Any
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from ..context import Context
 from ..ids import new_batch_id, new_raw_id, now, parse_time, validate_user_id
@@ -27,6 +28,8 @@ from .resolve import resolve
 from .rollover import roll
 
 log = logging.getLogger("markmem")
+T = TypeVar("T")
+U = TypeVar("U")
 
 
 def accept(
@@ -97,10 +100,13 @@ def recover(ctx: Context) -> int:
     with ctx.write_lock.held():
         ctx.git.clear_stale_locks()
         staged = ctx.git.staged_paths()  # a commit killed between staging and fast-import
-        dirty = [p for p in ctx.git.dirty_paths(["wiki", ".markmem/ops"]) if not _is_temp(p)]
-        if dirty or staged:
-            dirty += [p for p in ctx.git.dirty_paths(["raw"]) if not _is_temp(p)]
-            ctx.git.commit(dirty + staged,
+        changed = ctx.git.dirty_paths(["wiki", ".markmem/ops", "raw"])
+        for rel in changed:  # an atomic write killed before its rename: never committed
+            if _is_temp(rel):
+                (ctx.root / rel).unlink(missing_ok=True)
+        changed = [p for p in changed if not _is_temp(p)]
+        if staged or any(not p.startswith("raw/") for p in changed):
+            ctx.git.commit(changed + staged,
                            message("markmem: recover an interrupted operation", {"Markmem-Op": "recover"}))
         return recover_queue(ctx.root, ctx.queue, ctx.codec)
 
@@ -124,23 +130,30 @@ def compile_batch(ctx: Context) -> CompileReport | None:
         res = resolve(extraction.candidates, {e.id: e for e in entries}, page_loader(ctx.root, ctx.codec), stamp,
                       ctx.settings.review_below, siblings=lambda prefix: page_ids_with_prefix(ctx.root, prefix))
         pages = {p.id: p for page in res.pages.values() for p in roll(page, stamp)}
-        paths = _write(ctx, pages, entries, res.review, stamp)
         users = sorted({e.user_id for e in entries})
-        for uid in users:
-            cp = checkpoints[uid]  # read once, by _load_entries, under this same lock
-            cp.update({p: max(cp.get(p, 0), end) for (u, p), end in offsets.items() if u == uid})
-            paths.append(raw.write_checkpoint(ctx.root, uid, cp))
-        paths += sorted({e.path for e in entries})
         trailers = {
             "Markmem-Op": "compile", "Markmem-Batch": batch, "Markmem-Users": ",".join(users),
             "Markmem-Entries": str(len(entries)), "Markmem-Claims": f"+{res.added} -{res.closed} ={res.reinforced}",
             "Markmem-Extractor": ctx.extractor.name + (" (fallback: heuristic)" if extraction.flagged else ""),
         }
         subject = f"markmem: compile {len(entries)} entries ({res.added} claims added, {res.closed} closed)"
-        sha = ctx.git.commit(paths, message(subject, trailers)) if entries or stale else None
+
+        def write_and_commit() -> str | None:
+            paths = _write(ctx, pages, entries, res.review, stamp)
+            for uid in users:
+                cp = checkpoints[uid]  # read once, by _load_entries, under this same lock
+                cp.update({p: max(cp.get(p, 0), end) for (u, p), end in offsets.items() if u == uid})
+                paths.append(raw.write_checkpoint(ctx.root, uid, cp))  # written last
+            paths += sorted({e.path for e in entries})
+            return ctx.git.commit(paths, message(subject, trailers)) if entries or stale else None
+
+        # The files and the commit (file system calls and git processes, mostly outside the GIL) run
+        # in a helper thread while this one works out the cache rows; the cache is written only
+        # after the commit, as before.
+        sha, plan = _overlap(write_and_commit,
+                             lambda: ctx.cache.plan_pages((p, content_hash(p.body)) for p in pages.values()))
         with ctx.cache.tx():
-            for page in pages.values():
-                ctx.cache.upsert_page(page, content_hash(page.body))
+            ctx.cache.apply_pages(plan)
             ctx.cache.mark_compiled([e.id for e in entries] + stale)
             if sha:
                 ctx.cache.set_meta("head", sha)
@@ -150,6 +163,28 @@ def compile_batch(ctx: Context) -> CompileReport | None:
         return CompileReport(batch, len(entries), res.added, res.closed, res.reinforced,
                              len(res.review) + sum(1 for e in entries if e.quarantined),
                              sha, ctx.extractor.name, extraction.flagged)
+
+
+def _overlap(background: Callable[[], T], foreground: Callable[[], U]) -> tuple[T, U]:
+    """Run ``background`` in a helper thread and ``foreground`` here; both results, or the
+    background's exception (even SystemExit) once it has finished, then the foreground's."""
+    out: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            out["value"] = background()
+        except BaseException as exc:  # re-raised in the calling thread
+            out["error"] = exc
+
+    helper = threading.Thread(target=run, name="markmem-commit", daemon=True)
+    helper.start()
+    try:
+        value = foreground()
+    finally:
+        helper.join()
+    if "error" in out:
+        raise out["error"]
+    return out["value"], value
 
 
 def _refresh_vectors(ctx: Context, users: list[str]) -> None:
