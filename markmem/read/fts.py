@@ -362,6 +362,17 @@ def hydrate(cache: Cache, kind: str, ids: Sequence[str], user_id: str) -> dict[s
     return {r["id"]: r for r in rows}
 
 
+def hydrate_turns(cache: Cache, rowids: Sequence[int], user_id: str) -> dict[str, Row]:
+    """``hydrate`` for turns known by their light rows' rowids: the table's own b-tree, no id index
+    to descend first. Rows by id (a rowid that now holds another turn finds no row under its id)."""
+    if not rowids:
+        return {}
+    marks = ",".join("?" * len(rowids))
+    rows = cache.rows(f"SELECT {HIT_TURN_COLS} FROM raw WHERE rowid IN ({marks}) AND +user_id = ?",
+                      [*rowids, user_id])
+    return {r["id"]: r for r in rows}
+
+
 def claim_time(as_of: str | None, known_at: str | None) -> tuple[str, list[str]]:
     clauses, params = [], []
     if as_of is None and known_at is None:

@@ -79,13 +79,19 @@ class Cand:
 def fuse(cands: list[Cand], recipe: Recipe, query: Query, ref_day: int) -> list[Cand]:
     top_bm25 = max((c.bm25 for c in cands), default=0.0) or 1.0
     words = set(query.terms)
-    for c in cands:
-        c.score = _base(c, recipe, top_bm25)
+    if recipe.fusion == "blend":  # _base, inline (the search hot path)
+        weight = recipe.bm25_weight
+        for c in cands:
+            c.score = weight * c.bm25 / top_bm25 + (c.cos or 0.0)
+    else:
+        for c in cands:
+            c.score = _base(c, recipe, top_bm25)
     if recipe.answer_weight:
         _propagate(cands, recipe.answer_weight)
     speakers: dict[str | None, bool] = {}  # who said a turn -> whether the query names them
+    named: dict[tuple[str | None, str | None], bool] = {}  # a turn row's (head, speaker) -> the same
     for c in cands:
-        c.weights = w = _priors(c, recipe, words, ref_day, speakers)
+        c.weights = w = _priors(c, recipe, words, ref_day, speakers, named)
         if w:
             for name, x in w.items():
                 if name != "exact_bonus":
@@ -119,24 +125,34 @@ def _propagate(cands: list[Cand], share: float) -> None:
 
 
 def _priors(c: Cand, recipe: Recipe, words: set[str], ref_day: int,
-            speakers: dict[str | None, bool] | None = None) -> dict[str, float]:
+            speakers: dict[str | None, bool] | None = None,
+            named: dict[tuple[str | None, str | None], bool] | None = None) -> dict[str, float]:
     w: dict[str, float] = {}
     row = c.row
     turn = c.kind == "turn"
-    if recipe.speaker_boost and turn:
-        who = turn_speaker(row.get("head") or "", row.get("speaker"))
-        named = None if speakers is None else speakers.get(who)
-        if named is None:
-            named = bool(who) and any(part in words for part in (who or "").casefold().split())
-            if speakers is not None:
-                speakers[who] = named
-        if named:
-            w["speaker"] = 1.0 + recipe.speaker_boost
-    if turn and row.get("question") and recipe.question_weight != 1.0:
-        w["question"] = recipe.question_weight
-    if recipe.provenance:
-        trust = ROLE_TRUST.get(row.get("role") or "user", 0.8) if turn else \
-            PROVENANCE_TRUST.get(row.get("provenance") or "", 0.6)
+    if turn:
+        if recipe.speaker_boost:
+            said = (row.get("head"), row.get("speaker"))
+            hit = None if named is None else named.get(said)
+            if hit is None:
+                who = turn_speaker(said[0] or "", said[1])
+                hit = None if speakers is None else speakers.get(who)
+                if hit is None:
+                    hit = bool(who) and any(part in words for part in (who or "").casefold().split())
+                    if speakers is not None:
+                        speakers[who] = hit
+                if named is not None:
+                    named[said] = hit
+            if hit:
+                w["speaker"] = 1.0 + recipe.speaker_boost
+        if row.get("question") and recipe.question_weight != 1.0:
+            w["question"] = recipe.question_weight
+        if recipe.provenance:
+            trust = ROLE_TRUST.get(row.get("role") or "user", 0.8)
+            if trust != 1.0:
+                w["provenance"] = trust
+    elif recipe.provenance:
+        trust = PROVENANCE_TRUST.get(row.get("provenance") or "", 0.6)
         if trust != 1.0:
             w["provenance"] = trust
     if recipe.decay_floor < 1.0:
@@ -172,6 +188,8 @@ def day_number(iso_day: str) -> int:
 def _dedupe(cands: list[Cand]) -> list[Cand]:
     """A claim and its own source turn are one memory: the claim stays (it carries valid time,
     provenance and supersession) with the better of the two scores; the turn is folded into it."""
+    if not any(c.kind == "claim" and c.row.get("sources") for c in cands):
+        return cands
     turns = {c.id: c for c in cands if c.kind == "turn"}
     gone: set[str] = set()
     for c in cands:
