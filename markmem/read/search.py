@@ -118,8 +118,8 @@ def _vectors(ctx: Context, query: str, user_id: str, as_of: str | None, known_at
 def _hits(ctx: Context, ranked: list[Cand], user_id: str, recipe: Recipe, top_bm25: float | None) -> list[Hit]:
     # a turn's lane row already holds what its hit shows (see fts.TURN_COLS)
     turns = {c.id: c.row for c in ranked if c.kind == "turn" and "content" in c.row}
-    turns.update(fts.hydrate_turns(ctx.cache, [c.row["rowid"] for c in ranked if c.kind == "turn" and c.id not in turns],
-                                   user_id))
+    missing = [c.row["rowid"] for c in ranked if c.kind == "turn" and c.id not in turns]
+    turns.update(fts.hydrate_turns(ctx.cache, missing, user_id))
     claims = fts.hydrate(ctx.cache, "claim", [c.id for c in ranked if c.kind == "claim"], user_id)
     out = []
     for c in ranked:
