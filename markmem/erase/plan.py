@@ -180,7 +180,7 @@ def make_plan(inv: Inventory, mode: str) -> ErasurePlan:
     if mode == "shred":
         steps += [move, f"delete the key .markmem/keys/{uid}.key: every sealed copy (history, clones, backups) "
                   "becomes unreadable", purge, ops, tomb, gone,
-                  "compact the cache (FTS merge; VACUUM only a cache an older version wrote): no stale plaintext stays"]
+                  "compact the cache (FTS merge, VACUUM): no stale plaintext copy stays in its free pages"]
     else:
         if mode == "rewrite":
             steps.append("fingerprint the user's content (tree, every reachable version, cache) for verification")

@@ -14,7 +14,6 @@ from typing import Any
 
 from ..context import Context
 from ..ids import now
-from ..index.cache import SECURE
 from ..store.git import message
 from ..store.pages import atomic_write
 from ..store.repo import append_op, iter_ops
@@ -26,28 +25,29 @@ from .redact import redact_ops
 def purge_local(ctx: Context, user_id: str) -> dict[str, int]:
     """Queue rows and every cache row of the user (raw, claims, pages, vectors, problems).
 
-    Cache connections run with ``secure_delete`` (the freed cells are zeroed) and the WAL is
-    checkpointed and truncated; the FTS terms of the deleted rows go with :func:`compact_cache`.
+    ``secure_delete`` zeroes the freed cells and the WAL is checkpointed and truncated; older copies
+    of the rows (left by earlier compiles) and FTS tokens go with :func:`compact_cache`.
     """
     counts = {"queue": ctx.queue.drop_user(user_id)}
-    with ctx.cache.tx():
-        counts.update(ctx.cache.delete_user(user_id))
-    ctx.cache.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    db = ctx.cache.db
+    db.execute("PRAGMA secure_delete=ON")
+    try:
+        with ctx.cache.tx():
+            counts.update(ctx.cache.delete_user(user_id))
+    finally:
+        db.execute("PRAGMA secure_delete=OFF")
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     return counts
 
 
 def compact_cache(ctx: Context) -> None:
-    """Leave no stale copy of deleted rows in the cache file: merge the FTS segments (the terms of
-    deleted rows survive in old ones until a merge) and truncate the WAL. A cache that was ever
-    written without ``secure_delete`` (made by an older version) is VACUUMed once: its free pages
-    may still hold rows that earlier compiles replaced."""
-    cache = ctx.cache
-    db = cache.db
+    """Leave no stale copy of deleted rows in the cache file: merge the FTS segments (tokens of
+    deleted rows survive in old ones), VACUUM (rows superseded by earlier compiles linger in free
+    pages unless the cache runs with secure_delete), truncate the WAL."""
+    db = ctx.cache.db
     for table in ("raw_fts", "claims_fts"):
         db.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
-    if cache.get_meta(SECURE) != "1":
-        db.execute("VACUUM")
-        cache.set_meta(SECURE, "1")
+    db.execute("VACUUM")
     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 

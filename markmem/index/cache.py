@@ -20,10 +20,6 @@ from ..model import Page, RawEntry
 from . import schema
 from .text import claim_body, content_hash, link_neighbours, link_users, turn_body
 
-# Set in a cache that every connection has written with ``secure_delete`` on since it was created:
-# its free pages hold no deleted row, so erasing a user needs no VACUUM (see ``erase.scrub``).
-SECURE = "secure_delete"
-
 
 class Cache:
     def __init__(self, path: Path) -> None:
@@ -41,7 +37,6 @@ class Cache:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA busy_timeout=60000")
-            conn.execute("PRAGMA secure_delete=ON")  # freed cells are zeroed: erasure needs no VACUUM
             self._local.conn = conn
             self._local.utils = sqlite_utils.Database(conn)
         return conn
@@ -70,7 +65,6 @@ class Cache:
             if p.exists():
                 p.unlink()
         self.db.executescript(schema.DDL)
-        self.set_meta(SECURE, "1")
         self.set_meta("schema", str(schema.VERSION))
 
     def get_meta(self, key: str) -> str | None:
@@ -99,7 +93,6 @@ class Cache:
             if p.exists():
                 p.unlink()
         self.db.executescript(schema.TABLES)
-        self.set_meta(SECURE, "1")
 
     def bulk_raw(self, entries: Iterable[RawEntry], compiled: bool) -> None:
         """Insert turns without neighbour links (see :meth:`finish_bulk`)."""
