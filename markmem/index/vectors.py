@@ -17,6 +17,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 import numpy as np
 
@@ -43,14 +44,22 @@ class Matrix:
     n: int = 0
     raw_seen: int = 0  # highest raw rowid covered
     claim_seen: int = 0  # highest claims rowid covered
+    # the turn rows by raw rowid (ascending), with their row and the hash of their id: a search
+    # finds its candidates' rows with one searchsorted, not a dict probe each (``read.vectors``);
+    # None when rows came without their rowids
+    turn_rowid: np.ndarray | None = field(default_factory=lambda: np.zeros(0, np.int64))
+    turn_at: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    turn_hash: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
 
     def scores(self, query: np.ndarray) -> np.ndarray:
         """Cosine of every row with a unit-length query vector."""
         return np.einsum("ij,j->i", self.data[: self.n], query)
 
-    def append(self, kinds: list[str], ids: list[str], vecs: np.ndarray) -> None:
+    def append(self, kinds: list[str], ids: list[str], vecs: np.ndarray, rowids: list[int] | None = None) -> None:
+        """Rows for these units; ``rowids``: each turn's raw rowid (anything for a claim)."""
         if not ids:
             return
+        self._index_turns(kinds, ids, rowids)
         need = self.n + len(ids)
         if need > self.data.shape[0]:
             grown = np.zeros((max(need, 2 * self.data.shape[0], 256), self.dim), np.float32)
@@ -62,6 +71,35 @@ class Matrix:
         self.kinds += kinds
         self.ids += ids
         self.n = need
+
+
+    def _index_turns(self, kinds: list[str], ids: list[str], rowids: list[int] | None) -> None:
+        if self.turn_rowid is None:
+            return
+        turns = [i for i, kind in enumerate(kinds) if kind == "turn"]
+        if not turns:
+            return
+        got = [int(rowids[i]) for i in turns] if rowids is not None else []
+        seq = [int(self.turn_rowid[-1]), *got] if len(self.turn_rowid) else got
+        if rowids is None or any(b <= a for a, b in pairwise(seq)):
+            self.turn_rowid = None  # unknown or out of order: the dict serves
+            return
+        self.turn_rowid = np.append(self.turn_rowid, np.array(got, np.int64))
+        self.turn_at = np.append(self.turn_at, np.array([self.n + i for i in turns], np.int64))
+        self.turn_hash = np.append(self.turn_hash, np.array([hash(ids[i]) for i in turns], np.int64))
+
+    def turn_rows(self, rowids: list[int], ids: list[str]) -> np.ndarray | None:
+        """The row of each turn given by (rowid, id), -1 where it has none (or the rowid holds
+        another id: the id's hash must match too); None when the rows are not indexed by rowid."""
+        if self.turn_rowid is None:
+            return None
+        want = np.array(rowids, np.int64)
+        n = len(self.turn_rowid)
+        if n == 0:
+            return np.full(len(want), -1, np.int64)
+        i = np.minimum(np.searchsorted(self.turn_rowid, want), n - 1)
+        ok = (self.turn_rowid[i] == want) & (self.turn_hash[i] == np.array([hash(x) for x in ids], np.int64))
+        return np.where(ok, self.turn_at[i], -1)
 
 
 _MATS: OrderedDict[tuple[str, str, str], Matrix] = OrderedDict()
@@ -149,7 +187,7 @@ def _extend(cache: Cache, embedder: Embedder, user_id: str, m: Matrix, now: Stam
     elif keep:
         vecs = np.stack([np.frombuffer(rows[i][5], dtype=np.float32) if good[i] else fresh[units[i]] for i in keep])
     if keep:
-        m.append([units[i][0] for i in keep], [units[i][1] for i in keep], vecs)
+        m.append([units[i][0] for i in keep], [units[i][1] for i in keep], vecs, [rows[i][0] for i in keep])
     m.raw_seen = max([m.raw_seen] + [r[0] for r in turns])
     m.claim_seen = max([m.claim_seen] + [c[0] for c in claims])
     m.stamp = now

@@ -101,8 +101,9 @@ def _vectors(ctx: Context, query: str, user_id: str, as_of: str | None, known_at
     qv = dense_lane.encode(ctx, query)
     if qv is None:
         return
-    res = dense_lane.dense(ctx, user_id, qv, recipe.dense_depth, set(cands), recipe.dense_scan_max,
-                           None if snap is None else snap.vectors())
+    rowids = {key: c.row["rowid"] for key, c in cands.items() if c.kind == "turn" and "rowid" in c.row}
+    res = dense_lane.dense(ctx, user_id, qv, recipe.dense_depth, cands.keys(), recipe.dense_scan_max,
+                           None if snap is None else snap.vectors(), rowids)
     ranks = {key: r for r, key in enumerate(res.top, 1)}
     new = [key for key in res.top if key not in cands]
     for kind in ("turn", "claim"):

@@ -10,6 +10,7 @@ a busy two-core machine for a 0.25 ms p50.
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,35 +34,55 @@ def encode(ctx: Context, text: str) -> np.ndarray | None:
     return vec if float(np.dot(vec, vec)) > 0 else None
 
 
-def dense(ctx: Context, user_id: str, query: np.ndarray, depth: int, wanted: set[tuple[str, str]],
-          scan_max: int, stamp: index.Stamp | None = None) -> DenseResult:
+def dense(ctx: Context, user_id: str, query: np.ndarray, depth: int, wanted: Collection[tuple[str, str]],
+          scan_max: int, stamp: index.Stamp | None = None, rowids: Mapping[tuple[str, str], int] | None = None
+          ) -> DenseResult:
     """Top ``depth`` units by cosine, plus the cosine of each ``wanted`` unit (lexical candidates);
-    ``stamp``: the user's stamp as the caller read it (see ``index.vectors.matrix``)."""
+    ``stamp``: the user's stamp as the caller read it (see ``index.vectors.matrix``); ``rowids``:
+    the raw rowid of wanted turns, when known (their rows are then found by rowid)."""
     assert ctx.embedder is not None
     m = index.matrix(ctx.cache, ctx.embedder, user_id, stamp)
     if m.n == 0:
         return DenseResult({}, [])
     if m.n > scan_max or depth <= 0:
-        return _rerank_only(m, query, wanted)
+        return _rerank_only(m, query, wanted, rowids or {})
     scores = m.scores(query)
     k = min(depth, m.n)
     idx = np.argpartition(-scores, k - 1)[:k] if k < m.n else np.arange(m.n)
     idx = idx[np.lexsort((idx, -scores[idx]))]
     top = [(m.kinds[i], m.ids[i]) for i in idx.tolist()]
     cos = {key: float(scores[i]) for key, i in zip(top, idx.tolist(), strict=True)}
-    for key in wanted - cos.keys():
+    for key in set(wanted) - cos.keys():
         i = m.pos.get(key)
         if i is not None:
             cos[key] = float(scores[i])
     return DenseResult(cos, top)
 
 
-def _rerank_only(m: index.Matrix, query: np.ndarray, wanted: set[tuple[str, str]]) -> DenseResult:
+def _rerank_only(m: index.Matrix, query: np.ndarray, wanted: Collection[tuple[str, str]],
+                 rowids: Mapping[tuple[str, str], int]) -> DenseResult:
+    by_rowid = [k for k in wanted if k in rowids] if rowids and m.turn_rowid is not None else []
+    rows = m.turn_rows([rowids[k] for k in by_rowid], [k[1] for k in by_rowid]) if by_rowid else None
+    keys: list[tuple[str, str]] = []
+    at: list[int] = []
+    if rows is not None:
+        for k, i in zip(by_rowid, rows.tolist(), strict=True):
+            if i >= 0:
+                keys.append(k)
+                at.append(i)
+        found = set(by_rowid)
+        rest = [k for k in wanted if k not in found]
+    else:
+        rest = list(wanted)
     pos = m.pos
-    keys = [k for k in wanted if k in pos]
+    for k in rest:
+        i = pos.get(k)
+        if i is not None:
+            keys.append(k)
+            at.append(i)
     if not keys:
         return DenseResult({}, [])
     # einsum as in Matrix.scores: the same cosine as a full scan, whatever the row order (BLAS
     # gemv is not: its blocking can change the last bit), and no BLAS threads to wake
-    sims = np.einsum("ij,j->i", m.data.take([pos[k] for k in keys], axis=0), query)
+    sims = np.einsum("ij,j->i", m.data.take(at, axis=0), query)
     return DenseResult(dict(zip(keys, sims.tolist(), strict=True)), [])
