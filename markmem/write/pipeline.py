@@ -7,9 +7,8 @@ compile():  queue -> read raw -> extract -> resolve -> pages + review items -> O
 from __future__ import annotations
 
 import logging
-import threading
-from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from collections.abc import Sequence
+from typing import Any
 
 from ..context import Context
 from ..ids import new_batch_id, new_raw_id, now, parse_time, validate_user_id
@@ -28,8 +27,6 @@ from .resolve import resolve
 from .rollover import roll
 
 log = logging.getLogger("markmem")
-T = TypeVar("T")
-U = TypeVar("U")
 
 
 def accept(
@@ -137,21 +134,14 @@ def compile_batch(ctx: Context) -> CompileReport | None:
             "Markmem-Extractor": ctx.extractor.name + (" (fallback: heuristic)" if extraction.flagged else ""),
         }
         subject = f"markmem: compile {len(entries)} entries ({res.added} claims added, {res.closed} closed)"
-
-        def write_and_commit() -> str | None:
-            paths = _write(ctx, pages, entries, res.review, stamp)
-            for uid in users:
-                cp = checkpoints[uid]  # read once, by _load_entries, under this same lock
-                cp.update({p: max(cp.get(p, 0), end) for (u, p), end in offsets.items() if u == uid})
-                paths.append(raw.write_checkpoint(ctx.root, uid, cp))  # written last
-            paths += sorted({e.path for e in entries})
-            return ctx.git.commit(paths, message(subject, trailers)) if entries or stale else None
-
-        # The files and the commit (file system calls and git processes, mostly outside the GIL) run
-        # in a helper thread while this one works out the cache rows; the cache is written only
-        # after the commit, as before.
-        sha, plan = _overlap(write_and_commit,
-                             lambda: ctx.cache.plan_pages((p, content_hash(p.body)) for p in pages.values()))
+        paths = _write(ctx, pages, entries, res.review, stamp)
+        for uid in users:
+            cp = checkpoints[uid]  # read once, by _load_entries, under this same lock
+            cp.update({p: max(cp.get(p, 0), end) for (u, p), end in offsets.items() if u == uid})
+            paths.append(raw.write_checkpoint(ctx.root, uid, cp))  # written last
+        paths += sorted({e.path for e in entries})
+        sha = ctx.git.commit(paths, message(subject, trailers)) if entries or stale else None
+        plan = ctx.cache.plan_pages((p, content_hash(p.body)) for p in pages.values())  # reads only
         with ctx.cache.tx():
             ctx.cache.apply_pages(plan)
             ctx.cache.mark_compiled([e.id for e in entries] + stale)
@@ -163,28 +153,6 @@ def compile_batch(ctx: Context) -> CompileReport | None:
         return CompileReport(batch, len(entries), res.added, res.closed, res.reinforced,
                              len(res.review) + sum(1 for e in entries if e.quarantined),
                              sha, ctx.extractor.name, extraction.flagged)
-
-
-def _overlap(background: Callable[[], T], foreground: Callable[[], U]) -> tuple[T, U]:
-    """Run ``background`` in a helper thread and ``foreground`` here; both results, or the
-    background's exception (even SystemExit) once it has finished, then the foreground's."""
-    out: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            out["value"] = background()
-        except BaseException as exc:  # re-raised in the calling thread
-            out["error"] = exc
-
-    helper = threading.Thread(target=run, name="markmem-commit", daemon=True)
-    helper.start()
-    try:
-        value = foreground()
-    finally:
-        helper.join()
-    if "error" in out:
-        raise out["error"]
-    return out["value"], value
 
 
 def _refresh_vectors(ctx: Context, users: list[str]) -> None:
