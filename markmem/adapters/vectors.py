@@ -99,13 +99,27 @@ class Model2VecEmbedder:
         for row, encoding in enumerate(encodings):
             ids = [i for i in encoding.ids if i != self._unk_id]
             if ids:
-                out[row] = model.embedding[ids].mean(axis=0)
+                out[row] = _mean_rows(model.embedding, ids)
         return out
+
+
+def _mean_rows(table: np.ndarray, ids: list[int]) -> np.ndarray:
+    """``table[ids].mean(axis=0)`` without its Python wrapper, bit for bit: numpy's ``_mean`` sums
+    integers in float64 (floats in their own type) and divides by the count as an intp."""
+    kind = table.dtype.kind
+    if kind in "iub":
+        total = np.add.reduce(table[ids], axis=0, dtype=np.float64)
+    elif table.dtype in (np.float32, np.float64):
+        total = np.add.reduce(table[ids], axis=0)
+    else:  # float16 and the rest: numpy's own rules
+        return np.asarray(table[ids].mean(axis=0))
+    return np.true_divide(total, np.intp(len(ids)), out=total, casting="unsafe")
 
 
 def _normalise(vectors: np.ndarray) -> np.ndarray:
     vectors = np.ascontiguousarray(vectors, dtype=np.float32)
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    # ``np.linalg.norm(vectors, axis=1, keepdims=True)``'s own expression for real input, minus its checks
+    norms = np.sqrt(np.add.reduce(vectors * vectors, axis=1, keepdims=True))
     np.divide(vectors, norms, out=vectors, where=norms > 0)
     return vectors
 

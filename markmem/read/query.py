@@ -73,8 +73,13 @@ def fts_query(text: str) -> str | None:
     return or_query(terms(text))
 
 
+_LITERAL_CHAR = re.compile(r"[\"'`/\\._=-]")  # every pattern in _LITERALS needs one of these
+
+
 def literals(text: str) -> tuple[str, ...]:
     """Syntax-shaped substrings worth matching literally, longest first, de-duplicated."""
+    if _LITERAL_CHAR.search(text) is None:
+        return ()
     found: dict[str, None] = {}
     for pattern in _LITERALS:
         for m in pattern.finditer(text):
