@@ -21,6 +21,8 @@ _ENV = {
 
 
 _SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+_EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+_EMPTY_TREE_256 = "6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321"
 MAX_PACKS = 24  # above this many packs (or about MAX_LOOSE loose objects) a commit runs
 MAX_LOOSE = 6700  # `git repack --geometric=2`; 6700 is git's gc.auto
 
@@ -96,16 +98,17 @@ class Git:
         return None
 
     def commit(self, paths: Iterable[str], message: str, *, allow_empty: bool = False) -> str | None:
-        """Stage exactly ``paths`` (added, changed or deleted) and commit them. None if nothing changed.
+        """Stage ``paths`` (added, changed or deleted) and commit the index, as ``git commit`` would
+        (so whatever a caller staged itself goes in too). None if the index equals HEAD.
 
-        Only ``paths`` go into the commit: its tree is HEAD's with those paths replaced. Each file is
-        read once; the index gets the ids of exactly those bytes (``update-index --index-info``, then
-        ``--refresh`` for the stat data) and ``git fast-import`` writes the same bytes, the trees and
-        the commit as ONE pack and moves the branch. So the index matches the commit even when a raw
-        file grows meanwhile (add() appends without the writer lock). ``git commit`` wrote every blob
-        and tree as a loose object file (~1,400 for a batch touching 100 users) and re-stat the tree.
-        A crash between the two steps leaves the paths staged with their objects not yet written:
-        ``recover`` finds them with :meth:`staged_paths` and commits them.
+        Each of ``paths`` is read once; the index gets the ids of exactly those bytes (``update-index
+        --index-info``, then ``--refresh`` for the stat data) and ``git fast-import`` writes the same
+        bytes (other staged entries by id), the trees and the commit as ONE pack and moves the branch.
+        So the index matches the commit even when a raw file grows meanwhile (add() appends without
+        the writer lock). ``git commit`` wrote every blob and tree as a loose object file (~1,400 for
+        a batch touching 100 users) and re-stat the tree. A crash between the two steps leaves the
+        paths staged with their objects not yet written: the next commit (``recover`` on open) reads
+        those from the worktree.
         """
         spec = sorted(set(paths))
         gitdir = self.root / ".git"
@@ -113,14 +116,43 @@ class Git:
         if ref is None:  # detached HEAD or a .git file (worktree): the porcelain path
             return self._commit_porcelain(spec, message, allow_empty=allow_empty)
         parent = self.head()
+        sha256 = len(parent) == 64 if parent else self._sha256()
         files = [self._snapshot(rel) for rel in spec]
-        if spec:
-            self._stage(files, sha256=parent is not None and len(parent) == 64 or self._sha256())
-        if not allow_empty and (not spec or (parent and not self._staged(parent, spec))):
+        if files:
+            self._stage(files, sha256=sha256)
+        ours = set(spec)
+        changes = self._index_changes(parent or (_EMPTY_TREE_256 if sha256 else _EMPTY_TREE))
+        extra = [c for c in changes if c[3] not in ours]
+        if extra:  # staged by the caller; ids whose object is missing were staged by a killed commit
+            missing = self._missing([c[1] for c in extra if c[2] != "D"])
+            redo = [self._snapshot(c[3]) for c in extra if c[2] != "D" and c[1] in missing]
+            if redo:
+                self._stage(redo, sha256=sha256)
+                files += redo
+                ours |= {f[0] for f in redo}
+                extra = [c for c in extra if c[3] not in ours]
+        if not changes and not allow_empty:
             return None
-        sha = self._fast_import(ref, parent, files, message)
+        sha = self._fast_import(ref, parent, files, extra, message)
         self._bound_packs()
         return sha
+
+    def _index_changes(self, base: str) -> list[tuple[str, str, str, str]]:
+        """(new mode, new id, status letter, path) of every index entry that differs from ``base``."""
+        out = self.run("diff-index", "--cached", "--no-renames", "-z", base)
+        items = out.split("\0")
+        changes = []
+        for meta, path in zip(items[0::2], items[1::2], strict=False):
+            if meta.startswith(":"):
+                _om, nm, _os, ns, status = meta[1:].split(" ")
+                changes.append((nm, ns, status[:1], path))
+        return changes
+
+    def _missing(self, oids: Sequence[str]) -> set[str]:
+        if not oids:
+            return set()
+        out = self.run("cat-file", "--batch-check=%(objectname)", input=("\n".join(oids) + "\n").encode())
+        return {line.split(" ")[0] for line in out.splitlines() if line.endswith(" missing")}
 
     def _snapshot(self, rel: str) -> tuple[str, bytes | None, bytes]:
         """(path, mode, content) of a worktree path; mode None when it is gone."""
@@ -157,18 +189,8 @@ class Git:
         # Stat data for the files still as read (a raw file grown since stays "modified").
         self.run("update-index", "-q", "--refresh")
 
-    def _staged(self, parent: str, spec: Sequence[str]) -> bool:
-        """Does the index differ from ``parent`` at any of ``spec``?"""
-        proc = subprocess.run(
-            ["git", "--literal-pathspecs", "diff-index", "--cached", "--quiet", "--no-renames", parent, "--", *spec],
-            cwd=self.root, capture_output=True, env=self._env,
-        )
-        if proc.returncode not in (0, 1):
-            raise RepoError(f"git diff-index failed: {proc.stderr.decode('utf-8', 'replace').strip()[:500]}")
-        return proc.returncode == 1
-
     def _fast_import(self, ref: str, parent: str | None, files: Sequence[tuple[str, bytes | None, bytes]],
-                     message: str) -> str:
+                     extra: Sequence[tuple[str, str, str, str]], message: str) -> str:
         name, email = (_ident(x) for x in self.author)
         msg = message.encode("utf-8")
         out = [b"feature done\ncommit ", ref.encode(), b"\nmark :1\n",
@@ -181,6 +203,11 @@ class Git:
                 out.append(b"D %s\n" % _quote(rel))
             else:
                 out += [b"M %s inline %s\ndata %d\n" % (mode, _quote(rel), len(data)), data, b"\n"]
+        for new_mode, oid, status, rel in extra:
+            if status == "D":
+                out.append(b"D %s\n" % _quote(rel))
+            else:
+                out.append(b"M %s %s %s\n" % (new_mode.encode(), oid.encode(), _quote(rel)))
         out.append(b"\nget-mark :1\ndone\n")
         # core.fsync=none: the same durability as the loose objects `git commit` wrote (git does not
         # fsync those by default either); the raw log is what add() fsyncs. --depth=0: fast-import
