@@ -102,7 +102,7 @@ class Git:
         (so whatever a caller staged itself goes in too). None if the index equals HEAD.
 
         Each of ``paths`` is read once; the index gets the ids of exactly those bytes (``update-index
-        --index-info``, then ``--refresh`` for the stat data) and ``git fast-import`` writes the same
+        --index-info``; stat data follows at the next refresh) and ``git fast-import`` writes the same
         bytes (other staged entries by id), the trees and the commit as ONE pack and moves the branch.
         So the index matches the commit even when a raw file grows meanwhile (add() appends without
         the writer lock). ``git commit`` wrote every blob and tree as a loose object file (~1,400 for
@@ -185,9 +185,11 @@ class Git:
             else:
                 oid = algo(b"blob %d\0" % len(data) + data).hexdigest().encode()
                 lines.append(b"%s %s\t%s\0" % (mode, oid, rel.encode("utf-8")))
-        self.run("update-index", "-z", "--index-info", input=b"".join(lines))
-        # Stat data for the files still as read (a raw file grown since stays "modified").
-        self.run("update-index", "-q", "--refresh")
+        # --refresh runs first (options act in order; --index-info must be last): it gives the entries
+        # the previous commit staged their stat data, if the files are still as read (a raw file
+        # grown since stays "modified"). The entries staged now get theirs at the next commit or
+        # `git status`. One process instead of two.
+        self.run("update-index", "-q", "--refresh", "-z", "--index-info", input=b"".join(lines))
 
     def _fast_import(self, ref: str, parent: str | None, files: Sequence[tuple[str, bytes | None, bytes]],
                      extra: Sequence[tuple[str, str, str, str]], message: str) -> str:
