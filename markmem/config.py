@@ -18,6 +18,7 @@ DEFAULT_SPACY_MODEL = "en_core_web_sm"
 DEFAULT_VECTOR_MODEL = "builtin"  # the distilled model shipped in markmem/models/
 EXTRACTORS = ("heuristic", "litellm", "anthropic", "openai")
 PII_ENGINES = ("auto", "presidio", "regex", "off")
+CACHE_LAYOUTS = ("auto", "one", "split")
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,7 @@ class Settings:
     review_below: float = 0.5  # candidates under this confidence go to review
     token_budget: int = 800
     encryption: bool = False
+    cache_layout: str = "auto"  # one file, or split: a file per user (auto: split when encrypted)
     master_key: str | None = None  # wraps per-user data keys when set
     background: bool = True  # run a compile worker thread; False: compile only in flush()
     create: bool = True  # initialise the repo if missing; shells other than `init` pass False
@@ -48,6 +50,8 @@ class Settings:
             raise InvalidInput(f"extractor must be one of {EXTRACTORS}", field="extractor")
         if self.pii_engine not in PII_ENGINES:
             raise InvalidInput(f"pii_engine must be one of {PII_ENGINES}", field="pii_engine")
+        if self.cache_layout not in CACHE_LAYOUTS:
+            raise InvalidInput(f"cache_layout must be one of {CACHE_LAYOUTS}", field="cache_layout")
         if self.max_input_bytes <= 0 or self.batch_size <= 0:
             raise InvalidInput("max_input_bytes and batch_size must be positive")
 
@@ -69,6 +73,7 @@ class Settings:
             "MARKMEM_LLM_PROVIDER": "extractor",
             "MARKMEM_LLM_COMPILE_MODEL": "llm_model",
             "MARKMEM_MASTER_KEY": "master_key",
+            "MARKMEM_CACHE_LAYOUT": "cache_layout",
         }
         for var, name in simple.items():
             if env.get(var):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -32,3 +32,9 @@ class Context:
     embedder: Embedder | None = None
     warnings: list[str] = field(default_factory=list)
     stats: dict[str, Any] = field(default_factory=dict)
+
+    def scoped(self, user_id: str) -> Context:
+        """This context with ``cache`` set to the file that holds the user's rows (itself, unless
+        the cache is split per user): for code that reads one user's rows."""
+        cache = self.cache.user(user_id)
+        return self if cache is self.cache else replace(self, cache=cache)

@@ -65,7 +65,7 @@ def get_all(ctx: Context, user_id: str, type: str | None, include_archived: bool
         params.append(type)
     if not include_archived:
         sql += " AND archived=0"
-    return [load_page(ctx, r["id"]) for r in ctx.cache.rows(sql + " ORDER BY id", params)]
+    return [load_page(ctx, r["id"]) for r in ctx.cache.user(user_id).rows(sql + " ORDER BY id", params)]
 
 
 def history(ctx: Context, ident: str, include_diff: bool) -> list[Commit]:
@@ -144,15 +144,16 @@ def doctor(ctx: Context, worker_error: BaseException | None) -> dict[str, Any]:
 
 
 def stats(ctx: Context) -> dict[str, Any]:
-    one = ctx.cache.rows
-    claims = one("SELECT count(*) AS n, sum(valid_until IS NULL) AS active FROM claims")[0]
+    files = ctx.cache.each()  # one, or (split per user) the shared file and each user's
+    claims = [f.db.execute("SELECT count(*), sum(valid_until IS NULL) FROM claims").fetchone() for f in files]
+    users = {str(u) for f in files for (u,) in f.db.execute("SELECT DISTINCT user_id FROM raw")}
     commits = ctx.git.run("rev-list", "--count", "HEAD", check=False).strip()
     return {
-        "users": one("SELECT count(DISTINCT user_id) AS n FROM raw")[0]["n"],
+        "users": len(users),
         "raw_entries": ctx.cache.count("raw"),
         "pages": ctx.cache.count("pages"),
-        "claims": claims["n"],
-        "active_claims": claims["active"] or 0,
+        "claims": sum(int(n or 0) for n, _a in claims),
+        "active_claims": sum(int(a or 0) for _n, a in claims),
         "review_pending": len(review.list_items(ctx.root, ctx.codec)),
         "queue_pending": ctx.queue.pending(),
         "commits": int(commits or 0),

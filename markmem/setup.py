@@ -14,6 +14,7 @@ from .context import Context
 from .errors import GateUnavailable, MalformedPage, MarkmemError, RepoError
 from .index.cache import Cache
 from .index.rebuild import apply_review_ops, rebuild
+from .index.split import SplitCache
 from .index.text import content_hash
 from .ports import Embedder, Extractor, PiiScanner
 from .store import raw
@@ -39,7 +40,7 @@ def build_context(settings: Settings) -> Context:
     codec = _codec(root, settings)
     ctx = Context(
         settings=settings, root=root, git=git, codec=codec,
-        cache=Cache(root / ".markmem" / "cache" / "index.db"),
+        cache=_cache(root, settings, codec),
         queue=Queue(root / ".markmem" / "state.db"),
         write_lock=FileLock(root / ".markmem" / "write.lock", settings.lock_timeout),
         append_lock=FileLock(root / ".markmem" / "append.lock", settings.lock_timeout),
@@ -147,6 +148,13 @@ def _embedder(settings: Settings, warnings: list[str]) -> Embedder | None:
     except (ImportError, MarkmemError, OSError) as exc:
         warnings.append(f"vector tier unavailable ({exc}): search falls back to BM25 only")
         return None
+
+
+def _cache(root: Path, settings: Settings, codec: Codec) -> Cache:
+    """One file; or, for an encrypted repo (or when asked), a file per user, so that erasing a
+    user's plaintext from the cache is deleting a file (``index.split``)."""
+    split = settings.cache_layout == "split" or (settings.cache_layout == "auto" and codec.name != "plain")
+    return (SplitCache if split else Cache)(root / ".markmem" / "cache" / "index.db")
 
 
 def sync_cache(ctx: Context) -> None:

@@ -169,9 +169,9 @@ def test_master_key_end_to_end(tmp_repo: Path) -> None:
 
 
 def cache_bytes(repo: Path) -> bytes:
-    """Every byte of the cache files (database, WAL, shared memory), as they lie on disk."""
+    """Every byte of the cache files (databases, WALs, shared memory), as they lie on disk."""
     folder = repo / ".markmem" / "cache"
-    return b"".join(p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file())
+    return b"".join(p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file())
 
 
 @pytest.mark.parametrize("mode", ["shred", "rewrite"])
@@ -194,5 +194,9 @@ def test_no_trace_of_the_user_stays_in_the_cache_file(tmp_repo: Path, mode: str)
         for word in (b"quokka", b"frobnicator"):
             assert word not in data, word
         assert mem.search("Lisbon", user_id="bob")  # the cache still works for everyone else
+        assert not mem.search("quokka", user_id="alice")
+        if mode == "shred":  # an encrypted repo's cache keeps each user in a file of their own
+            assert not (tmp_repo / ".markmem" / "cache" / "u" / "alice.db").exists()
+            assert (tmp_repo / ".markmem" / "cache" / "u" / "bob.db").exists()
     finally:
         mem.close()

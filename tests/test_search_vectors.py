@@ -77,10 +77,10 @@ def test_vectors_follow_deletes_and_erasure(vmem: Memory) -> None:
     vmem.add("I live in Lisbon too", user_id="bob")
     vmem.flush()
     assert vmem.search("Lisbon", user_id="alice")
-    assert index.matrix(vmem.context.cache, vmem.context.embedder, "bob").n == 2  # type: ignore[arg-type]
+    assert index.matrix(vmem.context.cache.user("bob"), vmem.context.embedder, "bob").n == 2  # type: ignore[arg-type]
     vmem.forget("bob")
     assert vmem.search("Lisbon", user_id="bob") == []
-    assert index.matrix(vmem.context.cache, vmem.context.embedder, "bob").n == 0  # type: ignore[arg-type]
+    assert index.matrix(vmem.context.cache.user("bob"), vmem.context.embedder, "bob").n == 0  # type: ignore[arg-type]
     assert vmem.context.cache.count("vectors", "bob") == 0
     assert vmem.search("Lisbon", user_id="alice")
 

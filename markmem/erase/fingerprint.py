@@ -141,10 +141,10 @@ class Collector:
             self.blob(where[sha], data, sha)
 
     def cache(self, ctx: Context, user_id: str) -> None:
-        for row in ctx.cache.rows("SELECT content, metadata FROM raw WHERE user_id=?", [user_id]):
+        for row in ctx.cache.user(user_id).rows("SELECT content, metadata FROM raw WHERE user_id=?", [user_id]):
             self.fp.text(row["content"])
             self.fp.text(json.loads(row["metadata"] or "{}"))
-        for row in ctx.cache.rows("SELECT text, value FROM claims WHERE user_id=?", [user_id]):
+        for row in ctx.cache.user(user_id).rows("SELECT text, value FROM claims WHERE user_id=?", [user_id]):
             self.fp.text(row["text"])
             self.fp.text(row["value"], count=False)
 

@@ -22,23 +22,37 @@ from .text import claim_body, content_hash, link_neighbours, link_users, turn_bo
 
 
 class Cache:
+    """One SQLite file. A repo's cache is one such file (``index.db``), or, for an encrypted repo,
+    the shared file plus one file per user (``index.split.SplitCache``); either way, code that works
+    on one user's rows asks :meth:`user` for the file that holds them."""
+
+    layout = "one"
+
     def __init__(self, path: Path) -> None:
         self.path = path
         self._local = threading.local()
         self._lock = threading.Lock()
+        self._conns: list[sqlite3.Connection] = []  # every thread's, so :meth:`retire` can close them
+        self.retired = False
 
     # -- connection -----------------------------------------------------------------
     @property
     def db(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            memory = str(self.path) == ":memory:"
+            if not memory:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(self.path, timeout=60, isolation_level=None, check_same_thread=False)
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA busy_timeout=60000")
+            if memory:  # the empty stand-in for a user with no file (see ``SplitCache.user``)
+                conn.executescript(schema.DDL)
             self._local.conn = conn
             self._local.utils = sqlite_utils.Database(conn)
+            with self._lock:
+                self._conns.append(conn)
         return conn
 
     def close(self) -> None:
@@ -46,26 +60,50 @@ class Cache:
         if conn is not None:
             conn.close()
             self._local.conn = None
+            with self._lock:
+                self._conns = [c for c in self._conns if c is not conn]
+
+    def retire(self) -> None:
+        """Close every thread's connection (the file is about to be deleted or replaced)."""
+        self.retired = True
+        with self._lock:
+            conns, self._conns = self._conns, []
+        for conn in conns:
+            try:
+                conn.close()
+            except sqlite3.Error:  # pragma: no cover - closing a connection in use by another thread
+                pass
 
     def ok(self) -> bool:
-        """True when the cache exists, opens, and has the current schema version."""
+        """True when the cache exists, opens, and has the current schema version and layout."""
         if not self.path.exists():
             return False
         try:
-            row = self.db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
-            return row is not None and int(row[0]) == schema.VERSION
+            rows = dict(self.db.execute("SELECT key, value FROM meta WHERE key IN ('schema', 'layout')").fetchall())
+            return rows.get("schema") == str(schema.VERSION) and rows.get("layout", "one") == self.layout
         except sqlite3.DatabaseError:
             return False
 
     def create(self) -> None:
         """Drop everything and create the current schema (the file is replaced if corrupt)."""
+        self.remove_files()
+        self.db.executescript(schema.DDL)
+        self.set_meta("layout", self.layout)
+        self.set_meta("schema", str(schema.VERSION))
+
+    def remove_files(self) -> None:
         self.close()
         for suffix in ("", "-wal", "-shm"):
-            p = Path(str(self.path) + suffix)
-            if p.exists():
-                p.unlink()
-        self.db.executescript(schema.DDL)
-        self.set_meta("schema", str(schema.VERSION))
+            Path(str(self.path) + suffix).unlink(missing_ok=True)
+
+    # -- users ----------------------------------------------------------------------
+    def user(self, user_id: str | None) -> Cache:
+        """The file that holds this user's rows: this one."""
+        return self
+
+    def each(self) -> list[Cache]:
+        """Every file of the cache."""
+        return [self]
 
     def get_meta(self, key: str) -> str | None:
         row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
@@ -87,12 +125,9 @@ class Cache:
     def create_bulk(self) -> None:
         """Like :meth:`create` but without the triggers: load with the ``bulk_*`` methods, then
         call :meth:`finish_bulk`, which indexes everything at once and installs the triggers."""
-        self.close()
-        for suffix in ("", "-wal", "-shm"):
-            p = Path(str(self.path) + suffix)
-            if p.exists():
-                p.unlink()
+        self.remove_files()
         self.db.executescript(schema.TABLES)
+        self.set_meta("layout", self.layout)
 
     def bulk_raw(self, entries: Iterable[RawEntry], compiled: bool) -> None:
         """Insert turns without neighbour links (see :meth:`finish_bulk`)."""
@@ -114,11 +149,18 @@ class Cache:
         version = f"INSERT OR REPLACE INTO meta(key, value) VALUES ('schema', '{int(schema.VERSION)}');"
         self.db.executescript(f"BEGIN IMMEDIATE;{schema.FINISH_BULK}{schema.TRIGGERS}{version}COMMIT;")
 
-    def mark_compiled(self, raw_ids: Sequence[str]) -> None:
-        self.db.executemany("UPDATE raw SET compiled=1 WHERE id=?", [(r,) for r in raw_ids])
+    def mark_compiled(self, raw_ids: Sequence[tuple[str, str]]) -> None:
+        """Mark turns compiled: (user id, raw id) pairs."""
+        self.db.executemany("UPDATE raw SET compiled=1 WHERE id=?", [(r,) for _u, r in raw_ids])
 
-    def set_quarantine(self, raw_id: str, reason: str | None) -> None:
+    def set_quarantine(self, raw_id: str, reason: str | None, user_id: str | None = None) -> None:
         self.db.execute("UPDATE raw SET quarantined=? WHERE id=?", (reason, raw_id))
+
+    def delete_raw(self, raw_ids: Sequence[tuple[str, str]]) -> None:
+        """Delete turns and their vectors: (user id, raw id) pairs."""
+        rows = [(r,) for _u, r in raw_ids]
+        self.db.executemany("DELETE FROM raw WHERE id=?", rows)
+        self.db.executemany("DELETE FROM vectors WHERE id=? AND kind IN ('raw', 'turn')", rows)
 
     def upsert_page(self, page: Page, text_hash: str) -> None:
         """Write the page row and bring its claim rows in line, touching only the claims that
@@ -254,6 +296,7 @@ class PagesPlan:
     delete: list[tuple[str]] = field(default_factory=list)
     update: list[tuple[Any, ...]] = field(default_factory=list)
     insert: list[tuple[Any, ...]] = field(default_factory=list)
+    parts: dict[str | None, PagesPlan] = field(default_factory=dict)  # a split cache's, per user file
 
 
 class _Tx:

@@ -478,7 +478,7 @@ def _work(cache: Cache, key: tuple[str, str], user_id: str) -> None:
             db.execute("COMMIT")
         with _LOCK:
             old = _LEX.get(key)
-            if old is None or old.stamp[1] <= lex.stamp[1]:
+            if not cache.retired and (old is None or old.stamp[1] <= lex.stamp[1]):
                 _keep(key, lex)  # a stale one is caught up or rebuilt by the next search
     except Exception as exc:  # the cache went away (closed, deleted, rebuilt): SQLite ranks
         logger.debug("lexicon build for a user failed: %s", exc)
@@ -718,6 +718,15 @@ def forget(cache: Cache) -> None:
     with _LOCK:
         for key in [k for k in _LEX if k[0] == str(cache.path)]:
             del _LEX[key]
+
+
+def forget_user(user_id: str) -> None:
+    """Drop the user's in-memory indexes (an erasure: they hold the user's words)."""
+    with _LOCK:
+        for key in [k for k in _LEX if k[1] == user_id]:
+            del _LEX[key]
+        for key in [k for k in _PENDING if k[1] == user_id]:
+            del _PENDING[key]
 
 
 def forget_all() -> None:

@@ -73,7 +73,7 @@ def apply_review_ops(root: Path, cache: Cache) -> None:
     """Replay review decisions on quarantined turns (approve shows one, reject keeps it hidden)."""
     for op in iter_ops(root):
         if op.get("op") == "review" and "quarantine" in op and op.get("raw_id"):
-            cache.set_quarantine(str(op["raw_id"]), op["quarantine"])
+            cache.set_quarantine(str(op["raw_id"]), op["quarantine"], op.get("user_id"))
 
 
 def _read(root: Path, rel: str, cache: Cache, codec: Codec, report: RebuildReport) -> Page | None:

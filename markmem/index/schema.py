@@ -12,12 +12,14 @@ Besides the rows mirrored from the repo, two derived pieces serve the read path:
   delete or change (``changed``); ``turns`` counts only the deletes and text or quarantine
   changes of turns (not the neighbour-context updates a new turn causes, nor claim changes).
   In-memory state derived from the cache (the per-user vector matrix, the lexicon) compares
-  them, plus the cache's random ``epoch``, to know when it is stale.
+  them, plus the cache's random ``epoch``, to know when it is stale;
+* ``shards``: in the shared file of a split cache (``index.split``), the users that have a file of
+  their own; ``meta.layout`` says which layout (``one`` or ``split``) made the file.
 """
 
 from __future__ import annotations
 
-VERSION = 5
+VERSION = 6
 
 TABLES = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -52,6 +54,7 @@ CREATE TABLE IF NOT EXISTS vectors (
 );
 CREATE INDEX IF NOT EXISTS vectors_user ON vectors(user_id, kind);
 CREATE TABLE IF NOT EXISTS problems (path TEXT PRIMARY KEY, reason TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS shards (user_id TEXT PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS user_gen (
   user_id TEXT PRIMARY KEY, added INTEGER NOT NULL DEFAULT 0, changed INTEGER NOT NULL DEFAULT 0,
   turns INTEGER NOT NULL DEFAULT 0

@@ -148,6 +148,13 @@ def forget(cache: Cache) -> None:
             del _MATS[key]
 
 
+def forget_user(user_id: str) -> None:
+    """Drop the user's in-memory matrices (an erasure)."""
+    with _LOCK:
+        for key in [k for k in _MATS if k[2] == user_id]:
+            del _MATS[key]
+
+
 def forget_all() -> None:
     """Drop every in-memory matrix (tests; a process that swapped caches)."""
     with _LOCK:

@@ -57,13 +57,13 @@ def commit(ctx: Context, paths: Sequence[str], subject: str, trailers: Mapping[s
     return ctx.git.commit([], message(subject, {**trailers, "Markmem-Users": users_of(paths)}))
 
 
-def refresh_cache(ctx: Context, pages: Iterable[Page], sha: str | None, dropped_raw: Sequence[str] = ()) -> None:
-    with ctx.cache.tx() as db:
+def refresh_cache(ctx: Context, pages: Iterable[Page], sha: str | None,
+                  dropped_raw: Sequence[tuple[str, str]] = ()) -> None:
+    """Bring the cache in line after a lifecycle commit; ``dropped_raw``: (user id, raw id) pairs."""
+    with ctx.cache.tx():
         for page in pages:
             ctx.cache.upsert_page(page, content_hash(page.body))
         if dropped_raw:
-            rows = [(rid,) for rid in dropped_raw]
-            db.executemany("DELETE FROM raw WHERE id=?", rows)
-            db.executemany("DELETE FROM vectors WHERE id=? AND kind IN ('raw', 'turn')", rows)
+            ctx.cache.delete_raw(dropped_raw)
         if sha:
             ctx.cache.set_meta("head", sha)

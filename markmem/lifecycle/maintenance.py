@@ -101,7 +101,7 @@ def execute(ctx: Context, p: MaintenancePlan) -> MaintenanceReport:
     trailers = {"Markmem-Op": "maintenance", "Markmem-Actions": ",".join(f"{k}={v}" for k, v in counts.items())}
     subject = f"markmem: maintenance ({len(p.actions)} action(s) on {len(p.pages)} page(s), {len(done)} raw file(s))"
     sha = apply.commit(ctx, paths, subject, trailers)
-    apply.refresh_cache(ctx, p.pages, sha, [rid for r in done for rid in r.dropped])
+    apply.refresh_cache(ctx, p.pages, sha, [(r.user, rid) for r in done for rid in r.dropped])
     ctx.queue.done([rid for r in done for rid in (*r.dropped, *r.kept)])  # their offsets are stale now
     return MaintenanceReport(p, sha, tuple(changed))
 

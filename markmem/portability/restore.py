@@ -147,6 +147,6 @@ def _update_cache(ctx: Context, located: list[tuple[RawEntry, bool]], pages: lis
             ctx.cache.upsert_page(page, content_hash(page.body))
         for d in decisions:
             if "quarantine" in d and d.get("raw_id"):
-                ctx.cache.set_quarantine(str(d["raw_id"]), d["quarantine"])
+                ctx.cache.set_quarantine(str(d["raw_id"]), d["quarantine"], d.get("user_id"))
         if sha:
             ctx.cache.set_meta("head", sha)

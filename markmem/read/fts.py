@@ -142,6 +142,12 @@ def row_count(cache: Cache, term: str, total: int) -> int:
     return vocabulary(cache, total, epoch[0] if epoch else None).get(term, 0)
 
 
+def forget_vocabularies() -> None:
+    """Drop every kept term count (an erasure: the terms are words of the users')."""
+    with _DF_LOCK:
+        _VOCAB.clear()
+
+
 def vocabulary(cache: Cache, total: int, epoch: str | None) -> dict[str, int]:
     """Every term's row count, read at once and kept per (cache, epoch) (see ``row_count``)."""
     key = (str(cache.path), str(epoch or ""))

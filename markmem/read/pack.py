@@ -51,7 +51,7 @@ def standing_claims(ctx: Context, user_id: str, as_of: str | None, known_at: str
     sql = ("SELECT c.id, c.text FROM claims c JOIN pages p ON p.id = c.page_id "
            f"WHERE c.user_id = ? AND p.pinned = 1 AND p.archived = 0 AND c.archived = 0 {where} "
            "ORDER BY c.page_id, c.id")
-    return ctx.cache.rows(sql, [user_id, *params])
+    return ctx.cache.user(user_id).rows(sql, [user_id, *params])
 
 
 def stale_turns(ctx: Context, user_id: str, turn_ids: Sequence[str]) -> set[str]:
@@ -66,7 +66,7 @@ def stale_turns(ctx: Context, user_id: str, turn_ids: Sequence[str]) -> set[str]
 
 def _citing(ctx: Context, user_id: str, turn_ids: Sequence[str], validity: str) -> set[str]:
     ids = set(turn_ids)
-    rows = ctx.cache.rows(
+    rows = ctx.cache.user(user_id).rows(
         f"SELECT c.sources FROM claims c WHERE c.user_id = ? AND c.archived = 0 AND c.valid_until {validity} "
         f"AND ({' OR '.join('instr(c.sources, ?) > 0' for _ in ids)})",
         [user_id, *(f"#{i}\"" for i in sorted(ids))],

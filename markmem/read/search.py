@@ -27,7 +27,7 @@ def search(
     recipe: Recipe | None = None,
 ) -> list[Hit]:
     try:
-        return _search(ctx, query, user_id, top_k, as_of, known_at, explain, recipe or DEFAULT)
+        return _search(ctx.scoped(user_id), query, user_id, top_k, as_of, known_at, explain, recipe or DEFAULT)
     finally:
         lexicon.start_pending()  # a big user's in-memory index, built once this search has returned
 
@@ -149,8 +149,8 @@ def sources_for(ctx: Context, refs: list[str], user_id: str) -> tuple[Source, ..
     if not ids:
         return ()
     marks = ",".join("?" * len(ids))
-    rows = ctx.cache.rows(f"SELECT id, path, occurred_at, metadata FROM raw WHERE id IN ({marks}) AND +user_id = ?",
-                          [*ids, user_id])
+    sql = f"SELECT id, path, occurred_at, metadata FROM raw WHERE id IN ({marks}) AND +user_id = ?"
+    rows = ctx.cache.user(user_id).rows(sql, [*ids, user_id])
     by_id = {r["id"]: r for r in rows}
     out = []
     for ref, rid in zip(refs, ids, strict=True):

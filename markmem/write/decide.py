@@ -177,7 +177,7 @@ def _commit(ctx: Context, item: dict[str, Any], decision: str, res: Resolution,
         for page in res.pages.values():
             ctx.cache.upsert_page(page, content_hash(page.body))
         if "quarantine" in record:
-            ctx.cache.set_quarantine(item["raw_id"], record["quarantine"])
+            ctx.cache.set_quarantine(item["raw_id"], record["quarantine"], user_id)
         if sha:
             ctx.cache.set_meta("head", sha)
     return {

@@ -144,7 +144,8 @@ def compile_batch(ctx: Context) -> CompileReport | None:
         plan = ctx.cache.plan_pages((p, content_hash(p.body)) for p in pages.values())  # reads only
         with ctx.cache.tx():
             ctx.cache.apply_pages(plan)
-            ctx.cache.mark_compiled([e.id for e in entries] + stale)
+            done = {e.id for e in entries}.union(stale)
+            ctx.cache.mark_compiled([(r.user_id, r.raw_id) for r in rows if r.raw_id in done])
             if sha:
                 ctx.cache.set_meta("head", sha)
         ctx.queue.done([r.raw_id for r in rows])
@@ -162,7 +163,8 @@ def _refresh_vectors(ctx: Context, users: list[str]) -> None:
     from ..index import vectors  # numpy: only with the vector tier
 
     try:
-        vectors.refresh(ctx.cache, ctx.embedder, users)
+        for uid in users:
+            vectors.refresh(ctx.cache.user(uid), ctx.embedder, [uid])
     except Exception as exc:  # derived data: the next search embeds lazily and raises if it still fails
         log.warning("embedding after compile failed (%s); search will retry", type(exc).__name__)
 
