@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -55,6 +56,9 @@ class Memory:
         self._wake.set()
         if self._worker is not None:
             self._worker.join(timeout=30)
+        scrub = sys.modules.get("markmem.erase.scrub")
+        if scrub is not None:
+            scrub.wait_deleted()  # a shred's moved-out files, deleted in the background
         self._ctx.cache.close()
         self._ctx.queue.close()
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import asdict, dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 from ..context import Context
@@ -110,11 +109,13 @@ def gather(ctx: Context, user_id: str, *, create: bool = False, history: bool = 
     root = ctx.root
     files: list[tuple[str, int, bool]] = []
     raw_entries = 0
+    cut = len(str(root)) + 1
     for prefix in gitio.prefixes(user_id):
         for folder, _dirs, names in sorted(os.walk(root / prefix)):
+            base = folder[cut:].replace(os.sep, "/")  # (string work: Path objects cost 10 us a file)
             for name in sorted(names):
                 full = os.path.join(folder, name)
-                rel = Path(full).relative_to(root).as_posix()
+                rel = f"{base}/{name}"
                 files.append((rel, os.stat(full).st_size, False))
                 if name.endswith(".jsonl"):
                     with open(full, "rb") as fh:

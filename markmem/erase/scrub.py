@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ def purge_local(ctx: Context, user_id: str) -> dict[str, int]:
     of the rows (left by earlier compiles) and FTS tokens go with :func:`compact_cache`.
     """
     counts = {"queue": ctx.queue.drop_user(user_id)}
+    forget_in_memory(user_id)
     db = ctx.cache.db
     db.execute("PRAGMA secure_delete=ON")
     try:
@@ -38,6 +40,16 @@ def purge_local(ctx: Context, user_id: str) -> dict[str, int]:
         db.execute("PRAGMA secure_delete=OFF")
     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     return counts
+
+
+def forget_in_memory(user_id: str) -> None:
+    """This process's derived state that holds the user's words: lexicons, matrices, term counts."""
+    from ..index import lexicon, vectors
+    from ..read import fts
+
+    lexicon.forget_user(user_id)
+    vectors.forget_user(user_id)
+    fts.forget_vocabularies()
 
 
 def compact_cache(ctx: Context) -> None:
@@ -63,7 +75,7 @@ def move_out(root: Path, user_id: str) -> int:
         moved += sum(len(names) for _f, _d, names in os.walk(base))
         target = trash / prefix.split("/")[0]
         if target.exists():
-            shutil.rmtree(target)  # left by an interrupted run: the same user's data
+            shutil.rmtree(target, ignore_errors=True)  # left by an interrupted run: the same user's data
         target.parent.mkdir(parents=True, exist_ok=True)
         base.rename(target)
     return moved
@@ -71,6 +83,32 @@ def move_out(root: Path, user_id: str) -> int:
 
 def delete_moved(root: Path, user_id: str) -> None:
     shutil.rmtree(journal.erasure_dir(root) / f"trash-{user_id}", ignore_errors=True)
+
+
+_DELETING: list[threading.Thread] = []
+
+
+def delete_later(root: Path) -> None:
+    """Delete every moved-out folder in a background thread: for a shred, whose moved files are
+    ciphertext under a key that is gone (as unreadable as the copies in git history), so the call
+    need not wait for thousands of unlinks. A folder a killed process left is deleted by the next
+    erasure's sweep."""
+    folder = journal.erasure_dir(root)
+    trash = [p for p in folder.glob("trash-*") if p.is_dir()]
+    if trash:
+        def delete() -> None:
+            for path in trash:
+                shutil.rmtree(path, ignore_errors=True)
+
+        thread = threading.Thread(target=delete, name="markmem-trash", daemon=True)
+        _DELETING.append(thread)
+        thread.start()
+
+
+def wait_deleted() -> None:
+    """Wait for the background deletions (tests, benchmarks, a process about to exit)."""
+    while _DELETING:
+        _DELETING.pop().join()
 
 
 def redact_tree_ops(root: Path, user_id: str, token: str) -> tuple[list[str], int]:
@@ -99,23 +137,15 @@ def tombstone(ctx: Context, j: Journal, removed: dict[str, Any]) -> str | None:
 def commit(ctx: Context, user_id: str, j: Journal, extra: list[str], subject: str, op: str) -> str | None:
     """Commit the removal of the user's folders plus ``extra`` (ops files).
 
-    Plumbing (``rm --cached``, ``write-tree``, ``commit-tree``, ``update-ref``) touches only the
-    index entries involved; ``git commit`` would re-stat every file of a large tree first.
+    ``Git.commit_removal``: the index loses the folders' entries (and gets ``extra``'s), then
+    fast-import writes the commit; ``git commit`` would re-stat every file of a large tree first.
+    None when there is nothing to commit (a resumed run whose deletion was committed already).
     """
-    git = ctx.git
     spec = [p.rstrip("/") for p in gitio.prefixes(user_id)]
-    git.run("rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", *spec)
-    if extra:
-        git.run("add", "--", *extra)
-    tree = git.run("write-tree").strip()
-    parent = git.head()
-    if parent and git.run("rev-parse", f"{parent}^{{tree}}").strip() == tree:
-        return None  # nothing to commit (a resumed run whose deletion was committed already)
     trailers = {"Markmem-Op": op, "Markmem-Mode": j.mode, "Markmem-Erasure": j.erasure_id, "Markmem-User": j.token}
-    args = ["commit-tree", tree, "-F", "-"] + (["-p", parent] if parent else [])
-    sha = git.run(*args, input=message(subject, trailers).encode("utf-8")).strip()
-    git.run("update-ref", "-m", f"commit: {subject}", "HEAD", sha, *([parent] if parent else []))
-    ctx.cache.set_meta("head", sha)
+    sha = ctx.git.commit_removal(spec, extra, message(subject, trailers))
+    if sha:
+        ctx.cache.set_meta("head", sha)
     return sha
 
 
@@ -132,7 +162,10 @@ def scrub(ctx: Context, user_id: str, j: Journal, step: Callable[[str], None]) -
     step("tombstoned")
     sha = commit(ctx, user_id, j, extra, f"markmem: forget a user ({j.mode})", "forget")
     _add(j, "cache", purge_local(ctx, user_id))  # an add() that raced the lock may have cached a row late
-    delete_moved(ctx.root, user_id)
+    if j.mode == "shred":
+        delete_later(ctx.root)
+    else:
+        delete_moved(ctx.root, user_id)  # plaintext: gone before the call returns
     return sha
 
 

@@ -137,6 +137,53 @@ class Git:
         self._bound_packs()
         return sha
 
+    def commit_removal(self, folders: Sequence[str], paths: Sequence[str], message: str) -> str | None:
+        """Commit the deletion of every tracked file under ``folders`` plus ``paths`` as they are
+        on disk; None if that changes nothing (a resumed erasure whose commit is made).
+
+        Three processes: ``ls-files`` (what is tracked there), one ``update-index --index-info``
+        (no refresh: re-stating every file of a large tree was a third of an erasure), then
+        fast-import, whose ``D <folder>`` drops a whole folder. The index is written first, so a
+        crash in between leaves the removal staged and ``recover`` commits it, never the reverse
+        (an index still listing the files would stage them back).
+        """
+        ref = self._head_ref() if (self.root / ".git").is_dir() else None
+        parent = self.head()
+        if ref is None or parent is None:  # detached HEAD, a worktree, an unborn branch: plumbing
+            self.run("rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", *folders)
+            return self.commit(list(paths), message)
+        sha256 = len(parent) == 64
+        algo = hashlib.sha256 if sha256 else hashlib.sha1
+        zero = b"0" * (64 if sha256 else 40)
+        listed = self.run("ls-files", "-s", "-z", "--", *folders, *paths).split("\0")
+        indexed: dict[str, tuple[str, str]] = {}
+        for item in filter(None, listed):
+            meta, _, rel = item.partition("\t")
+            imode, ioid, _stage = meta.split(" ")
+            indexed[rel] = (imode, ioid)
+        wanted = set(paths)
+        gone = [rel for rel in indexed if rel not in wanted]
+        files, lines = [], [b"0 %s\t%s\0" % (zero, rel.encode("utf-8")) for rel in gone]
+        for rel in paths:
+            snap = self._snapshot(rel)
+            _rel, mode, data = snap
+            if mode is None:
+                if rel in indexed:
+                    files.append(snap)
+                    lines.append(b"0 %s\t%s\0" % (zero, rel.encode("utf-8")))
+                continue
+            oid = algo(b"blob %d\0" % len(data) + data).hexdigest()
+            if indexed.get(rel) != (mode.decode(), oid):
+                files.append(snap)
+                lines.append(b"%s %s\t%s\0" % (mode, oid.encode(), rel.encode("utf-8")))
+        if not gone and not files:
+            return None
+        self.run("update-index", "-z", "--index-info", input=b"".join(lines))
+        removed = [(rel, None, b"") for rel in folders]  # fast-import deletes a folder recursively
+        sha = self._fast_import(ref, parent, removed + files, [], message)
+        self._bound_packs()
+        return sha
+
     def _index_changes(self, base: str) -> list[tuple[str, str, str, str]]:
         """(new mode, new id, status letter, path) of every index entry that differs from ``base``."""
         out = self.run("diff-index", "--cached", "--no-renames", "-z", base)
