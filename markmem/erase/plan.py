@@ -7,6 +7,7 @@ executors in ``scrub``/``api`` apply the same plan.
 from __future__ import annotations
 
 import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -140,15 +141,18 @@ def gather(ctx: Context, user_id: str, *, create: bool = False, history: bool = 
 def with_history(ctx: Context, inv: Inventory) -> Inventory:
     """Add what git knows about the user to an inventory (unaffected by moving the folders out)."""
     spec = [p.rstrip("/") for p in gitio.prefixes(inv.user_id)]
-    tracked = set(ctx.git.run("ls-files", "-z", "--", *spec).split("\0")) - {""}
+    with ThreadPoolExecutor(4) as pool:  # five git processes, read-only: at once, not one after another
+        listed = pool.submit(ctx.git.run, "ls-files", "-z", "--", *spec)
+        touching = pool.submit(_count, ctx, "--all", "--", *spec)
+        total = pool.submit(_count, ctx, "--all")
+        remotes = pool.submit(gitio.remotes, ctx.root)
+        stashes = gitio.stash_count(ctx.root)
+    tracked = set(listed.result().split("\0")) - {""}
     files = [(rel, size, rel in tracked) for rel, size, _t in inv.files]
     on_disk = {f[0] for f in files}
     files += [(rel, 0, True) for rel in sorted(tracked - on_disk)]  # deleted but not committed yet
-    return replace(
-        inv, files=tuple(files), commits_touching=_count(ctx, "--all", "--", *spec),
-        commits_total=_count(ctx, "--all"), remotes=tuple(gitio.remotes(ctx.root)),
-        stashes=gitio.stash_count(ctx.root),
-    )
+    return replace(inv, files=tuple(files), commits_touching=touching.result(), commits_total=total.result(),
+                   remotes=tuple(remotes.result()), stashes=stashes)
 
 
 def _count(ctx: Context, *args: str) -> int:
