@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -31,6 +32,7 @@ from . import schema
 from .cache import Cache, PagesPlan
 
 T = TypeVar("T")
+MAX_OPEN = 32  # user files kept open (per cache object); others are reopened when needed
 
 
 class SplitCache(Cache):
@@ -39,7 +41,7 @@ class SplitCache(Cache):
     def __init__(self, path: Path) -> None:
         super().__init__(path)
         self.folder = path.parent / "u"
-        self._files: dict[str, tuple[Cache, int]] = {}  # user -> (file, inode when opened)
+        self._files: OrderedDict[str, tuple[Cache, int]] = OrderedDict()  # user -> (file, inode when opened)
         self._empty = Cache(Path(":memory:"))
         self._bulk: set[str] = set()
 
@@ -58,6 +60,7 @@ class SplitCache(Cache):
         with self._lock:
             known = self._files.get(user_id)
             if known is not None and known[1] == inode:
+                self._files.move_to_end(user_id)
                 return known[0]
             if known is not None:  # deleted or replaced by another process: never read it again
                 del self._files[user_id]
@@ -65,8 +68,17 @@ class SplitCache(Cache):
             if inode is None:
                 return self._empty
             shard = Cache(path)
-            self._files[user_id] = (shard, inode)
+            self._remember(user_id, shard, inode)
             return shard
+
+    def _remember(self, user_id: str, shard: Cache, inode: int) -> None:
+        """Keep the file open; past ``MAX_OPEN`` users the least recently used is let go (its
+        connections close when the last code using it drops it): three descriptors per file per
+        thread, and a server may see thousands of users. Call under ``_lock``."""
+        self._files[user_id] = (shard, inode)
+        self._files.move_to_end(user_id)
+        while len(self._files) > MAX_OPEN:
+            self._files.popitem(last=False)
 
     def users(self) -> list[str]:
         return sorted(p.stem for p in self.folder.glob("*.db")) if self.folder.is_dir() else []
@@ -85,15 +97,19 @@ class SplitCache(Cache):
             shard.set_meta("schema", str(schema.VERSION))
             self.db.execute("INSERT OR IGNORE INTO shards(user_id) VALUES (?)", (user_id,))
             with self._lock:
-                self._files[user_id] = (shard, os.stat(path).st_ino)
-        self._join(user_id, shard)
-        return shard
+                self._remember(user_id, shard, os.stat(path).st_ino)
+        return self._join(user_id, shard)
 
-    def _join(self, user_id: str, shard: Cache) -> None:
+    def _join(self, user_id: str, shard: Cache) -> Cache:
+        """The file to write through: inside :meth:`tx`, the one that joined it (it holds the
+        write lock, even if ``MAX_OPEN`` let it go from the open files meanwhile)."""
         opened = getattr(self._local, "tx", None)
-        if opened is not None and user_id not in opened:
+        if opened is None:
+            return shard
+        if user_id not in opened:
             shard.db.execute("BEGIN IMMEDIATE")
             opened[user_id] = shard
+        return opened[user_id]
 
     def tx(self) -> _SplitTx:  # type: ignore[override]
         return _SplitTx(self)
@@ -109,7 +125,8 @@ class SplitCache(Cache):
 
     def remove_files(self) -> None:
         with self._lock:
-            files, self._files = list(self._files.values()), {}
+            files = list(self._files.values())
+            self._files.clear()
         for shard, _inode in files:
             shard.retire()
         for path in self.folder.glob("*.db*") if self.folder.is_dir() else []:
@@ -153,10 +170,8 @@ class SplitCache(Cache):
             self.db.execute("INSERT OR IGNORE INTO shards(user_id) VALUES (?)", (user_id,))
             self._bulk.add(user_id)
             with self._lock:
-                self._files[user_id] = (shard, os.stat(shard.path).st_ino)
-        shard = self.user(user_id)
-        self._join(user_id, shard)
-        return shard
+                self._remember(user_id, shard, os.stat(shard.path).st_ino)
+        return self._join(user_id, self.user(user_id))
 
     def create_bulk(self) -> None:
         self._bulk = set()
@@ -165,9 +180,7 @@ class SplitCache(Cache):
     def link_all(self) -> None:
         Cache.link_all(self)
         for uid in self.users():
-            shard = self.user(uid)
-            self._join(uid, shard)
-            Cache.link_all(shard)
+            Cache.link_all(self._join(uid, self.user(uid)))
 
     def close(self) -> None:
         """Close this thread's connections (the shared file's and every user file's)."""
