@@ -180,3 +180,42 @@ def test_resume_pending_finishes_an_interrupted_erasure(tmp_repo: Path) -> None:
         assert journal.pending(tmp_repo) == [] and mem.get_all("alice") == []
     finally:
         mem.close()
+
+
+@pytest.mark.parametrize("half", ["update-index", "fast-import"])
+def test_a_forget_commit_half_done_is_reconciled_on_open(tmp_repo: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         half: str) -> None:
+    """The forget commit stages the removal and writes the commit at once; if only one of the
+    two happens (the other fails, or the process dies), opening the repo again reconciles them:
+    the user's files come back neither in HEAD nor in the index, and the erasure finishes."""
+    from markmem.store import git as gitmod
+
+    mem = open_mem(tmp_repo)
+    populate(mem, batches=1)
+    if half == "update-index":  # the index half fails: HEAD moves, the index still lists alice
+        real_run = gitmod.Git.run
+
+        def run(self: gitmod.Git, *args: str, **kw: object) -> str:
+            if args[0] == "update-index" and "--index-info" in args and "--refresh" not in args:
+                raise RuntimeError("killed")
+            return real_run(self, *args, **kw)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(gitmod.Git, "run", run)
+    else:  # the commit half fails: the index has lost alice, HEAD still has her
+        monkeypatch.setattr(gitmod.Git, "_fast_import", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("killed")))
+    with pytest.raises(RuntimeError, match="killed"):
+        mem.forget("alice", "scrub")
+    mem.close()
+    monkeypatch.undo()
+    in_index = git(tmp_repo, "ls-files", "wiki/u/alice") != ""
+    in_head = git(tmp_repo, "ls-tree", "-r", "--name-only", "HEAD", "wiki/u/alice") != ""
+    assert (in_index, in_head) == ((True, False) if half == "update-index" else (False, True))
+    with open_mem(tmp_repo) as again:
+        from markmem.erase import api
+
+        api.resume_pending(again.context)
+        assert git(tmp_repo, "ls-files", "wiki/u/alice", "raw/u/alice") == ""
+        assert git(tmp_repo, "ls-tree", "-r", "--name-only", "HEAD", "wiki/u/alice", "raw/u/alice") == ""
+        assert "alice" not in git(tmp_repo, "status", "--porcelain")
+        assert again.get_all("alice") == [] and again.get_all("bob")
+    git(tmp_repo, "fsck", "--strict")

@@ -161,7 +161,7 @@ def _apply(ctx: Context, user_id: str, mode: str) -> ErasureReport:
         report = _verify_and_finish(ctx, user_id, j)
         mark("verified")
     elif j.state == "scrubbed":
-        if mode == "shred":
+        if mode == "shred" and ctx.cache.layout == "one":  # (split: the user's file is gone, whole)
             scrub.compact_cache(ctx)  # the cache held the user's plaintext: no stale copy may remain
             mark("compacted")
         j.state = "done"

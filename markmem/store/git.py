@@ -9,6 +9,7 @@ import stat
 import subprocess
 import time
 from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from ..errors import RepoError
@@ -141,11 +142,12 @@ class Git:
         """Commit the deletion of every tracked file under ``folders`` plus ``paths`` as they are
         on disk; None if that changes nothing (a resumed erasure whose commit is made).
 
-        Three processes: ``ls-files`` (what is tracked there), one ``update-index --index-info``
-        (no refresh: re-stating every file of a large tree was a third of an erasure), then
-        fast-import, whose ``D <folder>`` drops a whole folder. The index is written first, so a
-        crash in between leaves the removal staged and ``recover`` commits it, never the reverse
-        (an index still listing the files would stage them back).
+        Three processes: ``ls-files`` (what is tracked there), then at once one ``update-index
+        --index-info`` (no refresh: re-stating every file of a large tree was a third of an
+        erasure) and fast-import, whose ``D <folder>`` drops a whole folder. Whichever of the two a
+        crash interrupts, ``recover`` reconciles: the folders must already be gone from the working
+        tree (the caller moved them out), so an index entry that HEAD lacks is committed as a
+        deletion (a no-op), and a removal staged but not committed is committed.
         """
         ref = self._head_ref() if (self.root / ".git").is_dir() else None
         parent = self.head()
@@ -178,9 +180,11 @@ class Git:
                 lines.append(b"%s %s\t%s\0" % (mode, oid.encode(), rel.encode("utf-8")))
         if not gone and not files:
             return None
-        self.run("update-index", "-z", "--index-info", input=b"".join(lines))
         removed = [(rel, None, b"") for rel in folders]  # fast-import deletes a folder recursively
-        sha = self._fast_import(ref, parent, removed + files, [], message)
+        with ThreadPoolExecutor(1) as pool:  # two processes, two locks (index.lock, the branch): at once
+            staged = pool.submit(self.run, "update-index", "-z", "--index-info", input=b"".join(lines))
+            sha = self._fast_import(ref, parent, removed + files, [], message)
+            staged.result()
         self._bound_packs()
         return sha
 
