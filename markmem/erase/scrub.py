@@ -26,8 +26,9 @@ from .redact import redact_ops
 def purge_local(ctx: Context, user_id: str) -> dict[str, int]:
     """Queue rows and every cache row of the user (raw, claims, pages, vectors, problems).
 
-    ``secure_delete`` zeroes the freed cells and the WAL is checkpointed and truncated; older copies
-    of the rows (left by earlier compiles) and FTS tokens go with :func:`compact_cache`.
+    One cache file: ``secure_delete`` zeroes the freed cells and the WAL is checkpointed and
+    truncated; older copies of the rows (left by earlier compiles) and FTS tokens go with
+    :func:`compact_cache`. A cache split per user: the user's file is closed and deleted whole.
     """
     counts = {"queue": ctx.queue.drop_user(user_id)}
     forget_in_memory(user_id)
@@ -92,7 +93,7 @@ def delete_later(root: Path) -> None:
     """Delete every moved-out folder in a background thread: for a shred, whose moved files are
     ciphertext under a key that is gone (as unreadable as the copies in git history), so the call
     need not wait for thousands of unlinks. A folder a killed process left is deleted by the next
-    erasure's sweep."""
+    shred's sweep (or by a re-run of the same user's erasure, in ``move_out``)."""
     folder = journal.erasure_dir(root)
     trash = [p for p in folder.glob("trash-*") if p.is_dir()]
     if trash:
