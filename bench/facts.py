@@ -1,0 +1,280 @@
+"""Changing facts: does memory hold, and show first, the CURRENT value of a fact that changed?
+
+Two sets of multi-session chat scenarios (issue #12):
+
+* ``bench/data/facts_blind.jsonl``: written before any tuning of the extractor, never tuned on.
+  Its failures are not printed (``--show-failures`` refuses it).
+* ``bench/data/facts_tune.jsonl``: different people, places and wording, to tune on.
+
+Scenario format (one JSON object per line)::
+
+    {"id": "b-move-01", "category": "move",
+     "turns": [{"user_id": "b-move-01-u1", "role": "user" | "assistant", "content": "...",
+                "occurred_at": "2026-03-02T09:15:00Z"}, ...],
+     "checks": [{"user_id": "b-move-01-u1", "subject": "user" | "<third party as named: 'mum', 'Tom'>",
+                 "query": "Which city does the user live in?", "expect": ["Porto"], "stale": ["Lisbon"],
+                 "at": null | "ISO time", "kind": "current" | "as_of"}]}
+
+``category``: move, job, correction, negation, temporary, future, third_party, hypothetical, repeat,
+paraphrase, long_gap, multi_value, two_facts, change_back, cross_user, assistant, open_slot, routine.
+User ids carry the scenario id, so scenarios never see each other. ``expect``: acceptable values (any
+one); empty means "nothing about this should be current" (a negation with no new value). ``stale``:
+values that must not be shown as current. ``at``: evaluate as of that time (temporary, future-dated
+and as_of checks), else now. For hypotheticals ``expect`` is the value that still holds.
+
+Matching: case-insensitive, whole words (``facts_score.mentions``). A stale value counts as MARKED
+(not shown as current) when the line itself says it is past: markmem's marks in a pack line
+("superseded", "replaced", "ended", "was true until", "(until", "no longer true"), a JSON hit with a
+``valid_until`` at or before the check time, a ``superseded_by`` or a stale flag, or the text's own
+change words ("used to", "no longer", "moved from", "anymore", "passed away", "instead of", "not ", ...:
+``facts_score.CHANGE_CUES``). "moved from Lisbon to Porto" shows Porto and does not show Lisbon as current.
+
+Metrics, per category and overall, per set:
+
+* ledger-current: the user's claims active at the check time (valid_from <= t < valid_until, page and
+  claim not archived, and for a "now" check not superseded), about the check's subject (the user: the
+  claim's subject is the user id or "user"; a third party: the name is in the claim's subject or page);
+  PASS iff one holds an expected value (value or text) and none holds a stale value.
+* pack@1 / json@1 / current@1: the first content line of ``search(query, format="context", as_of=at)``
+  (headers skipped) and the first JSON hit hold an expected value and no unmarked stale value;
+  current@1 = both.
+* stale-shown@5: a stale value unmarked in any of the top-5 JSON hits or the first 5 pack lines. Lower
+  is better.
+* as_of@5: checks of kind "as_of": an expected value in one of the top-5 JSON hits with ``as_of=at``.
+* latest-wins@1: baseline; BM25 (SQLite FTS5, porter) over the user's own turns up to the check time,
+  the latest by occurred_at among the top 10; PASS as for current@1.
+* cross-user / cross-speaker supersessions: closed claims whose closing claim belongs to another user,
+  or was drawn from a non-user (assistant) turn; assistant claims: claims drawn only from non-user
+  turns. All must stay 0.
+* no-claim scenarios: scenarios for which memory holds no claim at all.
+
+Default settings (``markmem.Memory(path)``: default PII gate, extractor, background compile). Each
+run of turns with one user and one occurred_at is one ``add()``. Timings are of a machine with 2 cores
+shared with other jobs: compare runs on the same machine only.
+
+    PYTHONPATH=. python bench/facts.py [--set blind|tune|both] [--show-failures] [--json] [--limit N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import facts_score as fs  # noqa: E402
+from facts_base import LatestMention  # noqa: E402
+
+from markmem import Memory  # noqa: E402
+from markmem.errors import NotFound  # noqa: E402
+from markmem.ids import now, parse_time  # noqa: E402
+
+DATA = Path(__file__).resolve().parent / "data"
+SETS = {"blind": DATA / "facts_blind.jsonl", "tune": DATA / "facts_tune.jsonl"}
+METRICS = ("ledger", "pack1", "json1", "current1", "stale5", "asof5", "latest1")
+LABELS = {"ledger": "ledger-current", "pack1": "pack@1", "json1": "json@1", "current1": "current@1",
+          "stale5": "stale-shown@5", "asof5": "as_of@5", "latest1": "latest-wins@1"}
+
+
+def load(path: Path, limit: int | None = None) -> list[dict[str, Any]]:
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return rows[:limit] if limit else rows
+
+
+def ingest(mem: Memory, scenarios: list[dict[str, Any]]) -> list[float]:
+    """Add every scenario's turns; one add() per run of turns with one user and one time. Returns ms."""
+    timings: list[float] = []
+    for sc in scenarios:
+        for user, when, msgs in _runs(sc["turns"]):
+            start = time.perf_counter()
+            mem.add(msgs, user_id=user, occurred_at=when)
+            timings.append((time.perf_counter() - start) * 1000)
+    return timings
+
+
+def _runs(turns: list[dict[str, Any]]) -> list[tuple[str, str, list[dict[str, str]]]]:
+    runs: list[tuple[str, str, list[dict[str, str]]]] = []
+    for t in turns:
+        msg = {"role": t["role"], "content": t["content"]}
+        if runs and runs[-1][0] == t["user_id"] and runs[-1][1] == t["occurred_at"]:
+            runs[-1][2].append(msg)
+        else:
+            runs.append((t["user_id"], t["occurred_at"], [msg]))
+    return runs
+
+
+def claims_of(mem: Memory, user_id: str) -> list[tuple[Any, Any]]:
+    return [(p, c) for p in mem.get_all(user_id, include_archived=True) for c in p.claims]
+
+
+def evaluate(mem: Memory, check: dict[str, Any], pairs: list[tuple[Any, Any]], base: LatestMention) -> dict[str, Any]:
+    """Every metric of one check (None: not applicable)."""
+    at = check.get("at")
+    t = parse_time(at) if at else now()
+    expect, stale = check["expect"], check["stale"]
+    user = check["user_id"]
+    hits = [h.to_json() for h in mem.search(check["query"], user_id=user, top_k=5, as_of=at)]
+    pack = mem.search(check["query"], user_id=user, top_k=5, as_of=at, format="context")
+    lines = fs.content_lines(str(pack))[:5]
+    first = lines[0] if lines else None
+    pack1 = fs.line_pass(first, expect, stale, first is not None and fs.pack_marked(first))
+    json1 = fs.line_pass(hits[0]["text"] if hits else None, expect, stale, bool(hits) and fs.hit_marked(hits[0], t))
+    shown = any(fs.stale_unmarked(h["text"], stale, fs.hit_marked(h, t)) for h in hits) or any(
+        fs.stale_unmarked(ln, stale, fs.pack_marked(ln)) for ln in lines)
+    latest = base.latest(user, check["query"], t)
+    return {
+        "ledger": fs.ledger_current(pairs, check, t),
+        "pack1": pack1, "json1": json1, "current1": pack1 and json1,
+        "stale5": shown if stale else None,
+        "asof5": any(fs.mentions(h["text"], expect) for h in hits) if check.get("kind") == "as_of" else None,
+        "latest1": fs.line_pass(latest, expect, stale, latest is not None and fs.says_past(latest)),
+        "first_line": first, "first_hit": hits[0]["text"] if hits else None, "latest_turn": latest,
+    }
+
+
+def speaker_faults(mem: Memory, users: list[str]) -> dict[str, int]:
+    """Closings across users or by a non-user turn, and claims drawn only from non-user turns."""
+    out = {"cross_user": 0, "cross_speaker": 0, "assistant_claims": 0}
+    roles: dict[str, str] = {}
+    for user in users:
+        for _page, claim in claims_of(mem, user):
+            if _sources_roles(mem, claim, roles) and "user" not in _sources_roles(mem, claim, roles):
+                out["assistant_claims"] += 1
+            if not claim.superseded_by:
+                continue
+            try:
+                closer = mem.get(claim.superseded_by, user_id=user)
+            except NotFound:
+                out["cross_user"] += 1
+                continue
+            if "user" not in _sources_roles(mem, closer, roles):
+                out["cross_speaker"] += 1
+    return out
+
+
+def _sources_roles(mem: Memory, claim: Any, roles: dict[str, str]) -> set[str]:
+    found = set()
+    for ref in getattr(claim, "sources", ()) or ():
+        raw_id = ref.rsplit("#", 1)[-1]
+        if raw_id not in roles:
+            try:
+                roles[raw_id] = mem.get(raw_id).role
+            except NotFound:
+                roles[raw_id] = "?"
+        found.add(roles[raw_id])
+    return found
+
+
+def run_set(mem: Memory, name: str, scenarios: list[dict[str, Any]], base: LatestMention) -> dict[str, Any]:
+    per_cat: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
+    failures: list[dict[str, Any]] = []
+    empty = 0
+    users: list[str] = []
+    for sc in scenarios:
+        sc_users = sorted({t["user_id"] for t in sc["turns"]} | {c["user_id"] for c in sc["checks"]})
+        users += sc_users
+        pairs_by_user = {u: claims_of(mem, u) for u in sc_users}
+        empty += not any(pairs_by_user.values())
+        for check in sc["checks"]:
+            res = evaluate(mem, check, pairs_by_user[check["user_id"]], base)
+            for m in METRICS:
+                if res[m] is not None:
+                    per_cat[sc["category"]][m].append(res[m])
+                    per_cat["ALL"][m].append(res[m])
+            if not all(res[m] in (None, True) for m in ("ledger", "current1", "asof5")) or res["stale5"]:
+                failures.append({"scenario": sc["id"], "check": check, **res})
+    counts = {cat: {m: [sum(v), len(v)] for m, v in ms.items()} for cat, ms in per_cat.items()}
+    return {"set": name, "scenarios": len(scenarios), "no_claim": empty, "metrics": counts,
+            "faults": speaker_faults(mem, users), "failures": failures}
+
+
+def render(res: dict[str, Any]) -> str:
+    out = [f"\n== {res['set']} set: {res['scenarios']} scenarios, "
+           f"{res['metrics']['ALL']['ledger'][1]} checks, no claim at all in {res['no_claim']} scenarios"]
+    out.append(f"{'category':<13}" + "".join(f"{LABELS[m]:>20}" for m in METRICS))
+    cats = sorted(c for c in res["metrics"] if c != "ALL") + ["ALL"]
+    for cat in cats:
+        row = res["metrics"][cat]
+        out.append(f"{cat:<13}" + "".join(f"{fs.pct(*row.get(m, [0, 0])):>20}" for m in METRICS))
+    f = res["faults"]
+    out.append(f"cross-user supersessions {f['cross_user']}, cross-speaker supersessions {f['cross_speaker']}, "
+               f"claims from assistant turns only {f['assistant_claims']}  (all must be 0)")
+    return "\n".join(out)
+
+
+def show_failures(res: dict[str, Any]) -> str:
+    out = [f"\n-- failing checks ({len(res['failures'])}) of the tune set"]
+    for f in res["failures"]:
+        c = f["check"]
+        flags = " ".join(f"{LABELS[m]}={'ok' if f[m] != (m == 'stale5') else 'FAIL'}"
+                         for m in ("ledger", "pack1", "json1", "stale5", "asof5", "latest1") if f[m] is not None)
+        out.append(f"[{f['scenario']}] {c['query']!r} expect={c['expect']} stale={c['stale']} at={c.get('at')}\n"
+                   f"    {flags}\n    pack@1: {f['first_line']}\n    json@1: {f['first_hit']}")
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--set", choices=("blind", "tune", "both"), default="both")
+    ap.add_argument("--show-failures", action="store_true", help="print failing checks (tune set only)")
+    ap.add_argument("--work", type=Path, help="directory for the memory repo (default: a temp dir)")
+    ap.add_argument("--limit", type=int, help="only the first N scenarios of each set")
+    ap.add_argument("--json", action="store_true", help="print the results as JSON")
+    ap.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
+                    help="a Memory setting to change from the default, e.g. pii_engine=off (not for the targets)")
+    args = ap.parse_args(argv)
+    names = ["blind", "tune"] if args.set == "both" else [args.set]
+    if args.show_failures and "blind" in names:
+        ap.error("--show-failures is for the tune set only (--set tune): the blind set is never tuned on")
+    sets = {n: load(SETS[n], args.limit) for n in names}
+    with tempfile.TemporaryDirectory() as tmp:
+        return _run(Path(args.work or tmp) / "facts-repo", sets, args)
+
+
+def _run(repo: Path, sets: dict[str, list[dict[str, Any]]], args: argparse.Namespace) -> int:
+    overrides = dict(kv.split("=", 1) for kv in args.override)
+    if overrides:
+        print(f"NOT the default settings: {overrides}")
+    t0 = time.perf_counter()
+    mem = Memory(repo, **overrides)
+    load_s = time.perf_counter() - t0
+    try:
+        every = [sc for scs in sets.values() for sc in scs]
+        start = time.perf_counter()
+        adds = ingest(mem, every)
+        mem.flush()
+        compile_s = time.perf_counter() - start
+        entries = sum(len(sc["turns"]) for sc in every)
+        base = LatestMention([t for sc in every for t in sc["turns"]])
+        results = [run_set(mem, n, scs, base) for n, scs in sets.items()]
+    finally:
+        mem.close()
+    adds.sort()
+    timing = {"entries": entries, "add_calls": len(adds), "add_p50_ms": round(adds[len(adds) // 2], 2),
+              "entries_per_s": round(entries / compile_s, 1), "open_s": round(load_s, 1),
+              "total_s": round(time.perf_counter() - t0, 1)}
+    if args.json:
+        print(json.dumps({"results": results if args.show_failures else [_no_fail(r) for r in results],
+                          "timing": timing}, indent=1, default=str))
+        return 0
+    for res in results:
+        print(render(res))
+        if args.show_failures and res["set"] == "tune":
+            print(show_failures(res))
+    print(f"\n{timing['entries']} entries in {timing['add_calls']} add() calls: add() p50 {timing['add_p50_ms']} ms; "
+          f"add+compile {timing['entries_per_s']} entries/s (background compile, then flush); Memory() open "
+          f"{timing['open_s']} s; total {timing['total_s']} s. Machine: 2 cores shared with other jobs.")
+    return 0
+
+
+def _no_fail(res: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in res.items() if k != "failures"}
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
