@@ -26,7 +26,7 @@ class LatestMention:
                              for x in turns if x["role"] == "user"])
 
     def latest(self, user_id: str, query: str, t: str) -> str | None:
-        words = [w for w in re.findall(r"\w+", query.lower()) if w not in STOP]
+        words = [w for w in re.findall(r"\w+", query.lower()) if w not in STOP and len(w) > 1]
         if not words:
             return None
         match = " OR ".join(f'"{w}"' for w in words)
