@@ -77,6 +77,10 @@ from markmem.ids import now, parse_time  # noqa: E402
 DATA = Path(__file__).resolve().parent / "data"
 SETS = {"blind": DATA / "facts_blind.jsonl", "tune": DATA / "facts_tune.jsonl"}
 METRICS = ("ledger", "pack1", "json1", "current1", "stale5", "asof5", "latest1")
+# the blind set's first run, before any tuning (bench/results/facts-first-run.md): every run prints it
+FIRST_RUN = ("blind set, first run before any tuning (a88e42d, 2026-12-01, default settings): ledger-current 35.5%, "
+             "current@1 51.1% (pack@1 54.3%, json@1 56.5%), stale-shown@5 73.3%, as_of@5 55.6%, "
+             "latest-wins@1 54.3%, no claim in 60 of 140 scenarios")
 LABELS = {"ledger": "ledger-current", "pack1": "pack@1", "json1": "json@1", "current1": "current@1",
           "stale5": "stale-shown@5", "asof5": "as_of@5", "latest1": "latest-wins@1"}
 
@@ -264,6 +268,8 @@ def _run(repo: Path, sets: dict[str, list[dict[str, Any]]], args: argparse.Names
         return 0
     for res in results:
         print(render(res))
+        if res["set"] == "blind":
+            print(FIRST_RUN)
         if args.show_failures and res["set"] == "tune":
             print(show_failures(res))
     print(f"\n{timing['entries']} entries in {timing['add_calls']} add() calls: add() p50 {timing['add_p50_ms']} ms; "
