@@ -264,7 +264,7 @@ def _run(repo: Path, sets: dict[str, list[dict[str, Any]]], args: argparse.Names
               "total_s": round(time.perf_counter() - t0, 1)}
     if args.json:
         print(json.dumps({"results": results if args.show_failures else [_no_fail(r) for r in results],
-                          "timing": timing}, indent=1, default=str))
+                          "timing": timing, "first_run": FIRST_RUN}, indent=1, default=str))
         return 0
     for res in results:
         print(render(res))
