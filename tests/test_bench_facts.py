@@ -135,3 +135,20 @@ def test_a_tiny_run_computes_every_metric(mem: Memory, tmp_path: Path) -> None:
 def test_show_failures_refuses_the_blind_set() -> None:
     with pytest.raises(SystemExit):
         facts.main(["--set", "blind", "--show-failures"])
+
+
+@pytest.mark.parametrize("name", ["blind", "tune"])
+def test_the_sets_are_well_formed(name: str) -> None:
+    """Unique ids, users private to their scenario, and every expected value said by that user somewhere
+    (a check that can never pass measures nothing)."""
+    scenarios = facts.load(facts.SETS[name])
+    assert len(scenarios) >= (130 if name == "blind" else 70)
+    assert len({sc["id"] for sc in scenarios}) == len(scenarios)
+    for sc in scenarios:
+        assert all(t["user_id"].startswith(sc["id"] + "-") for t in sc["turns"])
+        assert {t["role"] for t in sc["turns"]} <= {"user", "assistant"}
+        for c in sc["checks"]:
+            assert c["kind"] in ("current", "as_of") and c["subject"]
+            said = [t["content"] for t in sc["turns"] if t["user_id"] == c["user_id"] and t["role"] == "user"]
+            assert not c["expect"] or any(fs.mentions(t, c["expect"]) for t in said), (sc["id"], c["expect"])
+            assert c["kind"] != "as_of" or c["at"], sc["id"]
