@@ -36,8 +36,8 @@ Metrics, per category and overall, per set:
   claim's subject is the user id or "user"; a third party: the name is in the claim's subject or page);
   PASS iff one holds an expected value (value or text) and none holds a stale value.
 * pack@1 / json@1 / current@1: the first content line of ``search(query, format="context", as_of=at)``
-  (headers skipped) and the first JSON hit hold an expected value and no unmarked stale value;
-  current@1 = both.
+  (headers skipped: so a pinned page's standing claim, which the pack puts first, is its first line)
+  and the first JSON hit hold an expected value and no unmarked stale value; current@1 = both.
 * stale-shown@5: a stale value unmarked in any of the top-5 JSON hits or the first 5 pack lines. Lower
   is better.
 * as_of@5: checks of kind "as_of": an expected value in one of the top-5 JSON hits with ``as_of=at``.
@@ -53,6 +53,7 @@ run of turns with one user and one occurred_at is one ``add()``. Timings are of 
 shared with other jobs: compare runs on the same machine only.
 
     PYTHONPATH=. python bench/facts.py [--set blind|tune|both] [--show-failures] [--json] [--limit N]
+                                       [--work DIR] [--override pii_policy=tag]   (not for the targets)
 """
 
 from __future__ import annotations
