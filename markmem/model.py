@@ -67,6 +67,8 @@ class Candidate:
     type: str = "profile"  # page type: profile | preference | relationship | fact | note
     multi: bool = False  # multi-valued predicate: a new value adds, it does not supersede
     negated: bool = False  # "I no longer X": closes the matching active claim
+    valid_from: str | None = None  # a future-dated change or a correction's start; else the turn's time
+    valid_until: str | None = None  # a temporary state's end ("this week I'm in Lisbon")
 
 
 @dataclass(frozen=True)
@@ -159,6 +161,8 @@ class Hit:
     valid_until: str | None = None
     sources: tuple[Source, ...] = ()
     explain: dict[str, Any] | None = None
+    superseded_by: str | None = None  # a turn whose facts were since replaced: the claim that replaced them
+    role: str | None = None  # a turn's role ("user", "assistant", ...)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

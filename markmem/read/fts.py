@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..ids import now as utc_now
 from ..index import lexicon
 from ..index.cache import Cache
 from ..index.text import NEIGHBOURS
@@ -27,7 +28,7 @@ TURN_COLS = "r.rowid AS rowid, r.id AS id, r.user_id AS user_id, r.role AS role,
             "substr(r.content, 1, 80) AS head, r.valid_at AS valid_at, r.question AS question, r.answer AS answer, " \
             "r.content AS content, r.path AS path, r.occurred_at AS occurred_at, r.metadata AS metadata"
 CLAIM_COLS = "c.id AS id, c.user_id AS user_id, c.type AS type, c.provenance AS provenance, " \
-             "c.valid_from AS valid_from, c.sources AS sources"
+             "c.valid_from AS valid_from, c.sources AS sources, c.subject AS subject"
 Row = dict[str, Any]
 PROBE_EXTRA = 0.25  # the turn lane looks up this share more than its limit (see turn_lane)
 
@@ -353,7 +354,7 @@ def answers(cache: Cache, rowids: Sequence[int], user_id: str, as_of: str | None
     return cache.rows(sql, [*rowids, user_id, *params])
 
 
-HIT_TURN_COLS = "id, user_id, content, path, occurred_at, metadata, valid_at"  # what a turn hit shows
+HIT_TURN_COLS = "id, user_id, role, content, path, occurred_at, metadata, valid_at"  # what a turn hit shows
 
 
 def hydrate(cache: Cache, kind: str, ids: Sequence[str], user_id: str) -> dict[str, Row]:
@@ -381,8 +382,10 @@ def hydrate_turns(cache: Cache, rowids: Sequence[int], user_id: str) -> dict[str
 
 def claim_time(as_of: str | None, known_at: str | None) -> tuple[str, list[str]]:
     clauses, params = [], []
-    if as_of is None and known_at is None:
-        clauses.append("c.valid_until IS NULL")
+    if as_of is None and known_at is None:  # current: valid now (a temporary state may have ended, a
+        present = utc_now()                   # future-dated change may not have started yet)
+        clauses.append("(c.valid_until IS NULL OR c.valid_until > ?) AND (c.valid_from IS NULL OR c.valid_from <= ?)")
+        params += [present, present]
     if as_of is not None:
         clauses.append("(c.valid_from IS NULL OR c.valid_from <= ?) AND (c.valid_until IS NULL OR c.valid_until > ?)")
         params += [as_of, as_of]

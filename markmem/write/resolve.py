@@ -39,7 +39,9 @@ _BASE_VOCAB = {
     "car": "profile", "studies": "profile", "children": "profile", "school": "profile",
     "partner": "relationship", "pet": "relationship", "likes": "preference", "prefers": "preference",
     "dislikes": "preference", "allergy": "preference", "hobby": "preference",
-    "speaks": "fact", "learning": "fact", "note": "note",
+    "speaks": "fact", "learning": "fact", "note": "note", "staying_in": "fact", "phone_model": "profile",
+    "laptop": "profile", "member_of": "fact", "subscription": "fact", "plays": "preference", "team": "fact",
+    "work_pattern": "profile",
 }
 VOCAB: dict[str, str] = {
     **_BASE_VOCAB,
@@ -146,7 +148,7 @@ def apply(claims: list[Claim], cand: Candidate, entry: RawEntry, now: str) -> tu
     cid = claim_id(entry.id, cand.subject, predicate, norm_value(cand.value))
     if any(cid in (c.id, c.supersedes, c.superseded_by) for c in claims):
         return claims, (0, 0, 0)  # resolved before (the claim may since have rolled into an archive page)
-    when = entry.when
+    when = cand.valid_from or entry.when
     current = [i for i in key if claims[i].valid_at(when)]
     for i in current:
         c = claims[i]
@@ -162,6 +164,8 @@ def apply(claims: list[Claim], cand: Candidate, entry: RawEntry, now: str) -> tu
         provenance=cand.provenance, confidence=round(float(cand.confidence), 4), valid_from=when,
         recorded_at=now, sources=(entry.source,), metadata=dict(entry.metadata),
     )
+    if cand.valid_until and cand.valid_until > when:  # a temporary state ends by itself
+        new = replace(new, valid_until=cand.valid_until)
     if later:  # learned late: true until the next known value took over
         new = replace(new, valid_until=later[0].valid_from, superseded_by=later[0].id, closed_at=now)
     for i in current:
@@ -179,7 +183,7 @@ def apply(claims: list[Claim], cand: Candidate, entry: RawEntry, now: str) -> tu
 
 def _negate(claims: list[Claim], key: list[int], cand: Candidate, entry: RawEntry,
             now: str) -> tuple[list[Claim], tuple[int, int, int]]:
-    when = entry.when
+    when = cand.valid_from or entry.when
     closed = 0
     for i in key:
         c = claims[i]
