@@ -19,6 +19,7 @@ DEFAULT_VECTOR_MODEL = "builtin"  # the distilled model shipped in markmem/model
 EXTRACTORS = ("heuristic", "litellm", "anthropic", "openai")
 PII_ENGINES = ("auto", "presidio", "regex", "off")
 CACHE_LAYOUTS = ("auto", "one", "split")
+CLAUSE_PARSERS = ("auto", "spacy", "regex")
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,7 @@ class Settings:
     pii_engine: str = "auto"  # auto: Presidio if importable, else regex (doctor reports which)
     spacy_model: str = DEFAULT_SPACY_MODEL
     extractor: str = "heuristic"
+    clause_parser: str = "auto"  # the heuristic extractor's clause splitter: spaCy's parse if installed, else regex
     llm_model: str | None = None
     llm_timeout: float = 30.0
     vector_model: str | None = DEFAULT_VECTOR_MODEL  # None disables the vector lane
@@ -50,6 +52,8 @@ class Settings:
             raise InvalidInput(f"extractor must be one of {EXTRACTORS}", field="extractor")
         if self.pii_engine not in PII_ENGINES:
             raise InvalidInput(f"pii_engine must be one of {PII_ENGINES}", field="pii_engine")
+        if self.clause_parser not in CLAUSE_PARSERS:
+            raise InvalidInput(f"clause_parser must be one of {CLAUSE_PARSERS}", field="clause_parser")
         if self.cache_layout not in CACHE_LAYOUTS:
             raise InvalidInput(f"cache_layout must be one of {CACHE_LAYOUTS}", field="cache_layout")
         if self.max_input_bytes <= 0 or self.batch_size <= 0:
@@ -74,6 +78,7 @@ class Settings:
             "MARKMEM_LLM_COMPILE_MODEL": "llm_model",
             "MARKMEM_MASTER_KEY": "master_key",
             "MARKMEM_CACHE_LAYOUT": "cache_layout",
+            "MARKMEM_CLAUSE_PARSER": "clause_parser",
         }
         for var, name in simple.items():
             if env.get(var):

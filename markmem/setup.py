@@ -117,7 +117,15 @@ def _check_block_coverage(settings: Settings, scanner: PiiScanner, warnings: lis
 
 
 def _extractor(settings: Settings, warnings: list[str]) -> Extractor:
-    heuristic = HeuristicExtractor()
+    from .write.clauses import load_splitter
+
+    try:
+        splitter, name = load_splitter(settings.clause_parser, settings.spacy_model)
+    except ImportError as exc:
+        raise GateUnavailable(f"clause_parser='spacy' needs spaCy and its model ({exc})") from exc
+    if name != "spacy" and settings.clause_parser == "auto":
+        warnings.append("clause parser: regex fallback (spaCy or its model is not installed)")
+    heuristic = HeuristicExtractor(splitter)
     if settings.extractor == "heuristic":
         return heuristic
     try:

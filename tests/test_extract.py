@@ -149,8 +149,33 @@ def test_questions_are_skipped(text: str) -> None:
     "I'm Italian.",
 ])
 def test_not_a_fact_about_the_user(text: str) -> None:
+    """Nothing the user is now: third parties' facts have their own subject, and a plan with a date
+    starts in the future (see test_future_dated_changes_start_later)."""
+    now = "2026-01-01T00:00:00.000000Z"
     assert [c for c in cands(text) if c.predicate in ("lives_in", "job", "employer", "name", "age")
-            and not c.negated] == []
+            and not c.negated and c.subject == "alice" and (c.valid_from or now) <= now] == []
+
+
+@pytest.mark.parametrize(("text", "predicate", "value", "start"), [
+    ("I'm moving to Dubai next month.", "lives_in", "dubai", "2026-02-01"),
+    ("I will move to Monaco next year.", "lives_in", "monaco", "2027-01-01"),
+    ("From next month I'll work at Ostara.", "employer", "ostara", "2026-02-01"),
+    ("Starting in March I'm moving to Lyon.", "lives_in", "lyon", "2026-03-01"),
+])
+def test_future_dated_changes_start_later(text: str, predicate: str, value: str, start: str) -> None:
+    (c,) = [c for c in cands(text) if c.predicate == predicate]
+    assert norm_value(c.value) == value and (c.valid_from or "")[:10] == start
+
+
+@pytest.mark.parametrize(("text", "subject", "predicate", "value"), [
+    ("My sister lives in Crete.", "sister", "lives_in", "crete"),
+    ("My brother just moved to Vienna.", "brother", "lives_in", "vienna"),
+    ("My mom is a doctor and my dad works as a pilot.", "dad", "job", "pilot"),
+    ("Tom got a job at Ostara.", "Tom", "employer", "ostara"),
+    ("My sister Maria moved to Oslo.", "Maria", "lives_in", "oslo"),
+])
+def test_facts_about_other_people_have_their_subject(text: str, subject: str, predicate: str, value: str) -> None:
+    assert (subject, predicate, value) in {(c.subject, c.predicate, norm_value(c.value)) for c in cands(text)}
 
 
 @pytest.mark.parametrize(("text", "predicate", "value"), [
@@ -227,7 +252,7 @@ def test_transcript_labels_name_the_speaker() -> None:
 
 def test_claim_text_is_the_sentence_and_types_are_set() -> None:
     (c,) = cands("Oh, and I moved to Tokyo last month. Nice weather.")
-    assert c.text == "Oh, and I moved to Tokyo last month." and c.type == "profile" and not c.multi
+    assert c.text == "I moved to Tokyo last month." and c.type == "profile" and not c.multi
     (pet,) = cands("I adopted a cat named Mia.")
     assert pet.multi and pet.type == "relationship"
 

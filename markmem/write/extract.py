@@ -14,10 +14,15 @@ Hedged sentences ("I think...") get a low confidence, so their candidates go to 
 from __future__ import annotations
 
 import re
+from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
+from ..ids import format_time
 from ..model import Candidate, RawEntry
 from ..ports import Extraction
+from .clauses import Splitter
+from .extract_change import DAYTIME, changes
 from .extract_rules import (
     ASSISTANT_LABELS,
     CLOSERS,
@@ -31,12 +36,15 @@ from .extract_rules import (
     RULES,
     SINGLE_REL,
     SKIP,
+    TEMP_PLACE,
     VALUE_CLOSERS,
     looks_like_job,
     looks_like_name,
     looks_like_place,
 )
 from .extract_rules import REL as _REL
+from .extract_subject import correction, third_party
+from .extract_time import scheduled, temporary
 
 __all__ = ["RULES", "HeuristicExtractor", "_REL", "clean_value", "facts_in", "norm_value", "sentences"]
 
@@ -59,6 +67,8 @@ _CONTRACTIONS = [
     (re.compile(r"\bdont\b", re.IGNORECASE), "don't"),
     (re.compile(r"\bdoesnt\b", re.IGNORECASE), "doesn't"),
     (re.compile(r"\bcant\b", re.IGNORECASE), "can't"),
+    (re.compile(r"\b(?:upped sticks|packed up|pulled up roots|sold up)(?: and)? (?:went|moved|headed|relocated|"
+                r"went off) to\b", re.IGNORECASE), "moved to"),
 ]
 _MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
 _DAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
@@ -85,6 +95,7 @@ _TRAIL = re.compile(
     r"\s+(?:now|these days|nowadays|anymore|any more|too|as well|again|lately|recently|currently|at the moment|"
     r"right now|instead|actually|though|really|a lot|so much|very much|yesterday|today|for good|for now|finally|"
     r"already|officially|haha|lol|by the way|btw|hands down|of course|remember|either|for work|full[- ]time|"
+    r"fluently|well|a little|a bit|every day|these days|this season|"
     r"part[- ]time|" + _WHEN + r")$",
     re.IGNORECASE,
 )
@@ -121,6 +132,8 @@ def strip_lead(text: str) -> str:
 
 def clean_value(value: str, predicate: str = "") -> str:
     value = " ".join(value.split()).strip(" \"'`-:")
+    if predicate.startswith("routine"):  # the schedule is the value: "every Tuesday at 6"
+        return value
     value = re.sub(r"^(?:named|called)\s+", "", value, flags=re.IGNORECASE)
     tail = _TAILS.get(_KIND.get(predicate, "text"))
     if tail is not None:
@@ -150,6 +163,15 @@ def _predicate(base: str, match: re.Match[str], value: str, multi: bool) -> tupl
         if not words or words[0] == "to" or (len(words) < 2 and len(parts) < 2):
             return "prefers", value, True  # "I prefer tea": the category is unknown, so it only adds
         return f"{_singular(words[-1])}_preference", value, False
+    if base == "pet_named":
+        return "pet", f"{match.group('k').casefold()} named {value}", True
+    if base == "diet_avoid":
+        return "diet", f"no {value}", False
+    if base == "routine":
+        kind = _slot(match.group("k") or "exercise")
+        return f"routine_{kind}", value, False
+    if base == "slot":
+        return _slot(match.group("k")), value, False
     if base == "favorite":
         kind = re.sub(r"[^a-z]+", "_", match.group("k").casefold()).strip("_")
         return f"favorite_{kind}", value, multi
@@ -158,6 +180,14 @@ def _predicate(base: str, match: re.Match[str], value: str, multi: bool) -> tupl
         kind = {"mom": "mother", "mum": "mother", "dad": "father"}.get(kind, kind)
         return f"relationship_{kind}", value, multi and match.group("k").casefold() not in SINGLE_REL
     return base, value, multi
+
+
+def _slot(words: str) -> str:
+    """A slot name from the user's words: "favourite colour" -> favorite_colour, "yoga" -> yoga."""
+    w = re.sub(r"^(?:my|the|a|an)\s+", "", words.casefold().strip())
+    w = re.sub(r"\bfavou?rite\b|\bfave?\b", "favorite", w)
+    w = " ".join(_singular(x) for x in w.split())
+    return re.sub(r"[^a-z0-9]+", "_", w).strip("_")[:40] or "thing"
 
 
 def _value(match: re.Match[str], base: str, text: str) -> str | None:
@@ -205,7 +235,17 @@ def facts_in(sentence: str) -> list[Fact]:
 
 
 class HeuristicExtractor:
+    """Facts from the user's own turns. ``splitter`` cuts a sentence into clauses (spaCy's parse or
+    the regex fallback, see :mod:`.clauses`). The extractor remembers each user's latest facts and
+    the third parties' names it has seen (per process, bounded), so that a correction in a later
+    turn ("sorry, I meant Tuesday") finds the fact it corrects."""
+
     name = "heuristic"
+
+    def __init__(self, splitter: Splitter | None = None) -> None:
+        self.split: Splitter = splitter or clauses
+        self._recent: OrderedDict[str, list[Recent]] = OrderedDict()
+        self._others: dict[str, tuple[str, str]] = {}
 
     def extract(self, entries: Sequence[RawEntry]) -> Extraction:
         out: list[Candidate] = []
@@ -216,22 +256,257 @@ class HeuristicExtractor:
                 subject, text = _speaker(line, entry)
                 if subject is None:
                     continue
+                other: str | None = None
                 for sentence in sentences(text):
-                    out.extend(self._sentence(entry.id, subject, sentence))
+                    found, other = self._sentence(entry, subject, sentence, other)
+                    out.extend(found)
         return Extraction(out)
 
-    def _sentence(self, raw_id: str, subject: str, sentence: str) -> list[Candidate]:
+    def _sentence(self, entry: RawEntry, subject: str, sentence: str,
+                  other: str | None) -> tuple[list[Candidate], str | None]:
         s = normalise(sentence)
-        if s.rstrip().endswith("?"):
-            return []
-        text = sentence.strip()[:300]
         hedged = bool(HEDGE.search(s))
         out: list[Candidate] = []
-        for clause in clauses(s):
-            for p, v, k, mu, c, neg in _clause_facts(clause):
-                conf = 0.4 if hedged else c
-                out.append(Candidate(raw_id, subject, p, v, text, conf, type=k, multi=mu, negated=neg))
+        for text in _statements(self.split(s), s.rstrip().endswith("?")):
+            fixed = self._correction(entry, subject, text)
+            if fixed is not None:
+                out.extend(fixed)
+                continue
+            who, c = subject, text
+            third = third_party(strip_lead(text), other or self._other(entry))
+            if third is not None:
+                who, c = third
+                other = who
+                self._others[entry.user_id] = (who, entry.when)
+            for cand in self._clause(entry, who, c, text, 0.4 if hedged else None):
+                out.append(cand)
+                self._remember(entry, cand)
+        return _start_dates(out, s, entry.when), other
+
+    def _clause(self, entry: RawEntry, who: str, c: str, text: str, conf_cap: float | None) -> list[Candidate]:
+        when: dict[str, str] = {}
+        sched = scheduled(c, entry.when)
+        temp = None if sched else temporary(c, entry.when)
+        if sched is not None:
+            c, when["valid_from"] = sched
+        elif temp is not None:
+            rest, end, segment = temp
+            if _clause_facts(segment) or _temp_place(segment) or not _clause_facts(rest):
+                c, when["valid_until"] = rest, end  # the period is about this fact ("X, visiting him
+                #                                      this weekend" is not: the fact stays lasting)
+        facts = _clause_facts(c)
+        if not facts and "valid_until" in when and (place := _temp_place(c)):
+            facts = [("staying_in", place, "fact", False, 0.8, False)]
+        if not facts and "valid_until" not in when:
+            changed = self._changes(entry, strip_lead(c), text, when.get("valid_from"))
+            if changed:
+                return changed
+        out = []
+        for p, v, k, mu, conf, neg in facts:
+            if "valid_until" in when:
+                p, k, mu = temporary_predicate(p), "fact", False
+            out.append(Candidate(entry.id, who, p, v, text, conf if conf_cap is None else conf_cap, type=k,
+                                 multi=mu, negated=neg, valid_from=when.get("valid_from"),
+                                 valid_until=when.get("valid_until")))
         return out
+
+    def _other(self, entry: RawEntry) -> str | None:
+        """The third party this user spoke of lately ("she starts at ..." a few days later)."""
+        last = self._others.get(entry.user_id)
+        return last[0] if last and last[1] >= _days_before(entry.when, 10) else None
+
+    # -- corrections: "sorry, I meant Tuesday" --------------------------------------------------
+    def _correction(self, entry: RawEntry, subject: str, text: str) -> list[Candidate] | None:
+        found = correction(text)
+        if found is None:
+            return None
+        new, old = found
+        target = self._target(entry, subject, old)
+        if target is None:
+            return None
+        value = _replace_value(target.value, new, old)
+        base = dict(type=target.type, multi=target.multi, valid_from=target.valid_from)
+        out = []
+        if target.multi:  # each value has its own page: end the wrong one, add the right one
+            out.append(Candidate(entry.id, target.subject, target.predicate, target.value, text, 0.9,
+                                 negated=True, **base))  # type: ignore[arg-type]
+        cand = Candidate(entry.id, target.subject, target.predicate, value, text, 0.9, **base)  # type: ignore[arg-type]
+        out.append(cand)
+        self._remember(entry, cand)
+        return out
+
+    # -- changes stated against an earlier fact: "replaced the leaf with an ioniq", "back to turin"
+    def _changes(self, entry: RawEntry, clause: str, text: str, start: str | None) -> list[Candidate]:
+        recent = self._recent.get(entry.user_id, [])
+        for ch in changes(clause):
+            if ch.kind == "slot":
+                target = _by_slot(recent, ch.key)
+                if target is None:
+                    if not DAYTIME.search(ch.new):
+                        continue
+                    cand = Candidate(entry.id, _subject(entry), f"routine_{_slot(ch.key)}", ch.new, text, 0.75,
+                                     type="fact", valid_from=start)
+                    self._remember(entry, cand)
+                    return [cand]
+            else:
+                target = _by_value(recent, ch.old if ch.kind in ("replace", "close") else ch.new)
+            if target is None:
+                continue
+            if ch.kind == "close":
+                return [Candidate(entry.id, target.subject, target.predicate, target.value, text, 0.85,
+                                  type=target.type, multi=target.multi, negated=True)]
+            value = target.value if ch.kind == "back" else ch.new
+            out = []
+            if target.multi and ch.kind == "replace":
+                out.append(Candidate(entry.id, target.subject, target.predicate, target.value, text, 0.85,
+                                     type=target.type, multi=True, negated=True))
+            cand = Candidate(entry.id, target.subject, target.predicate, value, text, 0.85, type=target.type,
+                             multi=target.multi, valid_from=start)
+            self._remember(entry, cand)
+            return [*out, cand]
+        return []
+
+    def _target(self, entry: RawEntry, subject: str, old: str | None) -> Recent | None:
+        recent = self._recent.get(entry.user_id, [])
+        if old:
+            o = norm_value(old)
+            for r in reversed(recent):
+                if o and o in norm_value(r.value):
+                    return r
+            return None
+        for r in reversed(recent):  # the latest fact, if it was said lately (same conversation)
+            if r.said >= _days_before(entry.when, 2):
+                return r
+            break
+        return None
+
+    def _remember(self, entry: RawEntry, cand: Candidate) -> None:
+        if cand.negated:
+            return
+        recent = self._recent.setdefault(entry.user_id, [])
+        self._recent.move_to_end(entry.user_id)
+        recent.append(Recent(cand.subject, cand.predicate, cand.value, cand.type, cand.multi,
+                             cand.valid_from or entry.when, entry.when))
+        del recent[:-_RECENT_FACTS]
+        while len(self._recent) > _RECENT_USERS:
+            self._recent.popitem(last=False)
+
+
+_RECENT_FACTS = 32
+_RECENT_USERS = 4096
+
+
+@dataclass(frozen=True)
+class Recent:
+    subject: str
+    predicate: str
+    value: str
+    type: str
+    multi: bool
+    valid_from: str
+    said: str
+
+
+def _statements(parts: list[str], asked: bool) -> list[str]:
+    """The clauses that state something: a sentence ending in "?" keeps only the clauses before its
+    last one that do not ask ("in salzburg for a few days, any cafe tips?")."""
+    texts = [p.strip(" ,")[:300] for p in parts if p.strip(" ,")]
+    if not asked:
+        return texts
+    if len(texts) == 1 and ", " in texts[0]:
+        texts = [t.strip() for t in texts[0].rsplit(", ", 1)]
+    return [t for t in texts[:-1] if not QUESTION_START.match(strip_lead(t)) and not SKIP.search(t)]
+
+
+_START = re.compile(
+    r"\b(?:start(?:ing)? date is|(?:i |we )?start(?:s|ing)? (?:on |in |from )?|from|beginning|effective)\s+"
+    r"(?P<date>(?:the )?(?:\d{1,2}(?:st|nd|rd|th)? )?(?:of )?[a-z]+(?: \d{1,2}(?:st|nd|rd|th)?)?|"
+    r"next (?:week|month|year|[a-z]+day))\b", re.IGNORECASE)
+
+
+def _start_dates(cands: list[Candidate], sentence: str, when: str) -> list[Candidate]:
+    """ "accepted an offer at Northwind, start date is april 1st": the new job starts then."""
+    m = _START.search(sentence)
+    if not m or not any(c.predicate in ("employer", "job", "lives_in") and not c.valid_from for c in cands):
+        return cands
+    from .extract_time import parse_when, resolve_date
+
+    base = parse_when(when)
+    start = resolve_date(m.group("date"), base)
+    if start is None or start <= base:
+        return cands
+    stamp = format_time(start)
+    return [replace(c, valid_from=stamp) if c.predicate in ("employer", "job", "lives_in") and not c.valid_from
+            and not c.negated else c for c in cands]
+
+
+def _temp_place(clause: str) -> str | None:
+    m = TEMP_PLACE.search(strip_lead(clause))
+    if not m:
+        return None
+    value = clean_value(m.group("x") or m.group("v") or m.group("w") or "", "lives_in")
+    return value if value and len(value) <= 60 else None
+
+
+def temporary_predicate(predicate: str) -> str:
+    """Where a temporary state is kept: beside the lasting fact, never closing it."""
+    return "staying_in" if predicate in ("lives_in", "staying_in") else f"{predicate}_for_now"
+
+
+def _replace_value(value: str, new: str, old: str | None) -> str:
+    if old:
+        replaced = re.sub(re.escape(old), new, value, flags=re.IGNORECASE)
+        if replaced != value:
+            return replaced
+    days = re.compile(r"\b(?:mon|tues?|wed(?:nes)?|thu(?:rs)?|fri|sat(?:ur)?|sun)(?:day)?s?\b", re.IGNORECASE)
+    if days.search(value) and days.fullmatch(new.strip()):
+        return days.sub(new.strip(), value, count=1)
+    times = re.compile(r"\b\d{1,2}(?::\d\d)?\s*(?:am|pm)?\b", re.IGNORECASE)
+    if times.search(value) and times.fullmatch(new.strip()):
+        return times.sub(new.strip(), value, count=1)
+    return new
+
+
+_STOP = frozenset("a an the my our his her their to of in on at for with and or is are was be it".split())
+
+
+def _words(text: str) -> set[str]:
+    return {_singular(w) for w in norm_value(text).split() if w not in _STOP}
+
+
+def _by_value(recent: list[Recent], value: str) -> Recent | None:
+    """The latest fact whose value names ``value`` (or is named by it): "leaf" -> "nissan leaf"."""
+    want = _words(value)
+    if not want:
+        return None
+    for r in reversed(recent):
+        have = _words(r.value)
+        if have and (want <= have or have <= want):
+            return r
+    return None
+
+
+_GENERIC = frozenset("day days time times thing things one lesson lessons class session".split())
+
+
+def _by_slot(recent: list[Recent], key: str) -> Recent | None:
+    """The latest fact whose slot the user names: "climbing" -> routine_climbing, "bins" -> bin_day."""
+    want = _words(key) - _GENERIC
+    if not want:
+        return None
+    for r in reversed(recent):
+        if want & set(r.predicate.split("_")):
+            return r
+    return None
+
+
+def _days_before(when: str, days: int) -> str:
+    from datetime import timedelta
+
+    from ..ids import format_time
+    from .extract_time import parse_when
+
+    return format_time(parse_when(when) - timedelta(days=days))
 
 
 def _clause_facts(clause: str) -> list[tuple[str, str, str, bool, float, bool]]:
@@ -247,12 +522,16 @@ def _clause_facts(clause: str) -> list[tuple[str, str, str, bool, float, bool]]:
     for pattern, predicates, multi in VALUE_CLOSERS:
         m = pattern.search(c)
         if m and (value := clean_value(m.group("v"), predicates[0])):
-            return [(p, value, "profile", multi, 0.85, True) for p in predicates]
+            closed = [(p, value, "profile", multi, 0.85, True) for p in predicates]
+            rest = c[m.end():].strip(" ,;")  # "left saltbox, i'm sous chef at Ember & Rye now"
+            return closed + (_clause_facts(rest) if rest and rest != c else [])
     for pattern, prefix in NEGATIONS:
         m = pattern.search(c)
         if m:
             facts = facts_in(prefix + m.group("rest"))
-            return [(p, v, k, mu, conf, True) for p, v, k, mu, conf in facts if p != "dislikes"]
+            if facts:
+                return [(p, v, k, mu, conf, True) for p, v, k, mu, conf in facts if p != "dislikes"]
+            break
     return [(p, v, k, mu, conf, False) for p, v, k, mu, conf in facts_in(c)]
 
 

@@ -14,7 +14,8 @@ Rule = tuple[re.Pattern[str], str, str, bool, float]
 
 _A = r"(?:(?:now|currently|still|also|just|recently|finally|actually|really|already|even|officially|mostly|fully|strictly|basically|technically|definitely|happily|legally|newly|permanently|temporarily) )*"  # noqa: E501
 _V = r"(?P<v>(?:[^,;!?.]|\.(?=\S))+?)"  # up to punctuation ("." inside a token is kept: St.Louis, a.b@c.d)
-_END = r"(?=\s*(?:[,;!?]|\.(?:\s|$)|\band\b|\bbut\b|\bbecause\b|\bso\b|\bwhich\b|\bwho\b|\bwhere\b|$))"
+_END = (r"(?=\s*(?:[,;!?]|\.(?:\s|$)|\band\b|\bbut\b|\bbecause\b|\bso\b|\bwhich\b|\bwho\b|\bwhere\b|\bthat\b|"
+        r"\bas well\b|\btoo\b|\bsince\b|$))")
 _I = r"\bi"
 _IM = r"\bi(?:'m| am)"
 _WE = r"\b(?:i|we)"
@@ -37,7 +38,9 @@ JOBS = frozenset((
     "police policeman policewoman cop firefighter ranger pastor priest rabbi imam minister diplomat "
     "politician mayor senator youtuber streamer influencer blogger podcaster illustrator animator "
     "copywriter bartender dishwasher courier postman mailman miner fisherman stylist model comedian "
-    "programmer coder sysadmin dev devops hacker scientist sociologist nurse medic orderly"
+    "programmer coder sysadmin dev devops hacker scientist sociologist nurse medic orderly postdoc phd "
+    "researcher lecturer tutor apprentice trainee sous cook chef dj carer porter steward stewardess "
+    "hygienist physio physiotherapist radiographer sonographer technologist analyst admin"
 ).split())
 # nouns that end like a job title but are not one ("I'm a big fan", "I'm a dog lover")
 NOT_JOBS = frozenset((
@@ -57,18 +60,46 @@ DIETS = (
     r"vegetarian|vegan|pescatarian|pescetarian|keto|paleo|gluten[- ]free|dairy[- ]free|lactose[- ]intolerant|"
     r"flexitarian|carnivore|halal|kosher|low[- ]carb|plant[- ]based|raw vegan"
 )
+JOB_WORDS = (
+    r"engineer|developer|teacher|nurse|doctor|designer|manager|writer|chef|cook|lawyer|analyst|consultant|"
+    r"accountant|architect|scientist|researcher|postdoc|intern|barista|waiter|waitress|cashier|editor|"
+    r"sysadmin|administrator|technician|assistant|director|officer|specialist|lead|head|clerk|pharmacist|"
+    r"professor|lecturer|tutor|student|driver|mechanic|electrician|plumber|therapist|paramedic|vet|"
+    r"programmer|coordinator|executive|representative|rep|agent|associate|planner|producer|reporter"
+)
 REL = (
     "sister|brother|mother|mom|mum|father|dad|son|daughter|best friend|friend|boss|manager|cousin|aunt|"
     "uncle|grandma|grandmother|grandpa|grandfather|roommate|colleague|coworker|neighbor|neighbour"
 )
 SINGLE_REL = frozenset({"mother", "mom", "mum", "father", "dad", "boss", "manager", "best friend"})
-PETS = "dog|cat|puppy|kitten|parrot|bird|rabbit|bunny|hamster|fish|turtle|snake|horse|guinea pig|lizard|ferret"
+PETS = (
+    "dog|cat|puppy|kitten|parrot|bird|rabbit|bunny|hamster|fish|turtle|tortoise|snake|horse|guinea pig|lizard|"
+    "ferret|gecko|budgie|canary|chicken|goat|pony|rat|mouse|axolotl|labrador|lab|retriever|poodle|corgi|husky|"
+    "beagle|spaniel|terrier|collie|dachshund|pug|bulldog|greyhound|whippet|shepherd|chihuahua|doodle|"
+    "labradoodle|cockapoo|rottweiler|boxer|tabby|siamese|maine coon"
+)
 CAR_MAKES = (
     "toyota|honda|ford|tesla|subaru|bmw|audi|mercedes|volkswagen|vw|kia|hyundai|nissan|mazda|volvo|jeep|"
     "chevy|chevrolet|porsche|fiat|peugeot|renault|skoda|lexus|mini|jaguar|land rover|range rover|dodge|"
     "ram|gmc|cadillac|buick|lincoln|acura|infiniti|mitsubishi|suzuki|seat|citroen|opel|polestar|rivian|byd"
 )
-_PARTNER = r"(?:wife|husband|partner|girlfriend|boyfriend|gf|bf|fianc[ée]e?|spouse)"
+PHONES = (r"iphone|pixel|galaxy|samsung|android|oneplus|motorola|moto|nokia|xiaomi|huawei|blackberry|fairphone|"
+          r"nothing phone")
+LAPTOPS = r"macbook|thinkpad|chromebook|surface|dell xps|xps|framework laptop|zenbook|ideapad|laptop"
+_DAY = r"(?:mon|tues|tue|wed(?:nes)?|thu(?:rs)?|fri|sat(?:ur)?|sun)(?:day)?"
+# "my <k> is ...": things that are not a slot of the user ("my bad", "my guess is", "my point is")
+NOT_SLOTS = (
+    r"(?:bad|guess|point|plan|question|problem|issue|idea|thought|thinking|concern|worry|fear|hope|goal|dream|"
+    r"wish|excuse|answer|opinion|take|understanding|impression|feeling|head|heart|life|day|week|weekend|"
+    r"morning|evening|night|back|stomach|throat|leg|arm|knee|mind|brain|god|gosh|pleasure|turn|fault|name|"
+    r"full name|real name|age|birthday|hometown|job|profession|occupation|role|position|major|hobby|hobbies|"
+    r"phone|cell|mobile|email|e-mail|number|home|new home|favou?rite [a-z ]+|fav [a-z ]+|fave [a-z ]+|"
+    r"wife|husband|partner|girlfriend|boyfriend|gf|bf|fianc[ée]e?|spouse|" + REL + r"|diet|schedule|"
+    r"[a-z]+ (?:class|classes|lesson|lessons|practice|session|sessions|meeting|training|shift|shifts|"
+    r"appointment|day)|internet|wifi|house|apartment|flat|place|room|son|daughter|kids?|"
+    r"dog|cat|pet|puppy|kitten|boss|manager|team|company|work|code|app|server|test|tests|build|sister|brother)\b"
+)
+_PARTNER = r"(?:wife|husband|partner|girlfriend|boyfriend|gf|bf|fianc[ée]e?|spouse|other half|hubby|missus)"
 
 
 def _r(pattern: str) -> re.Pattern[str]:
@@ -81,7 +112,14 @@ RULES: list[Rule] = [
     (_r(rf"{_WE}(?:'ve| have) {_A}(?:been )?{_A}(?:lived|living|resided|residing) in {_V}{_END}"), "lives_in", "profile", False, 0.9),  # noqa: E501
     (_r(rf"{_WE}(?:'ve| have)? {_A}(?:moved|relocated)(?: back home| back| home| here| over| house| away)?(?: from (?:(?!\bto\b)[^,;!?])+?)? (?:to|into) {_V}{_END}"), "lives_in", "profile", False, 0.9),  # noqa: E501
     (_r(rf"{_WE}(?:'m| am|'re| are) {_A}based in {_V}{_END}"), "lives_in", "profile", False, 0.85),
-    (_r(rf"\bmy (?:new )?home is (?:now )?(?:in )?{_V}{_END}"), "lives_in", "profile", False, 0.8),
+    (_r(rf"(?:^|\bmy )(?:new )?home(?: base)? is (?:now )?(?:in )?{_V}{_END}"), "lives_in", "profile", False, 0.8),
+    (_r(rf"{_WE}(?:'ve| have)? {_A}(?:settled|set up shop|put down roots) in {_V}{_END}"), "lives_in", "profile", False, 0.8),  # noqa: E501
+    (_r(rf"\b(?:i|we)(?:'m| am|'re| are) {_A}in (?P<v>(?!(?:a|an|the|my|our|love|trouble|pain|bed|class|school|town|line|charge|touch|shape|luck|time|debt|the middle|a hurry|a rush|a meeting|tears|hospital|heaven|hell|two minds|favou?r|agreement|control|doubt|danger|denial|shock|awe|care|recovery|labou?r|therapy|rehab|high school|college|uni|university|my \w+)\b)[a-z][a-z .'-]{{1,30}}?)(?: since [a-z0-9 ]+| now| these days| at the moment)?{_END}"), "lives_in", "profile", False, 0.7),  # noqa: E501
+    (_r(rf"\b(?:new|our new|my new) (?:place|flat|apartment|house|home) (?:is )?in {_V}{_END}"), "lives_in", "profile", False, 0.8),  # noqa: E501
+    (_r(rf"^(?:home|my home|home base)(?: for (?:me|us))? (?:=|is|'s) (?:now )?(?:a |an |the )?(?:[a-z ]+ )?(?:in|outside|near) {_V}{_END}"), "lives_in", "profile", False, 0.75),  # noqa: E501
+    (_r(rf"{_WE}(?:'ve| have)? {_A}(?:upped sticks|packed up|pulled up roots)(?: and)?(?: (?:went|moved|headed|gone))? to {_V}{_END}"), "lives_in", "profile", False, 0.8),  # noqa: E501
+    (_r(rf"{_WE} {_A}(?:rent|own|bought a (?:place|house|flat)|rent a (?:place|flat|house)) in {_V}{_END}"), "lives_in", "profile", False, 0.8),  # noqa: E501
+    (_r(r"^(?P<v>[a-z][a-z .'-]{1,30}?)(?:'s| is) (?:still |now |officially )?(?:my |our )?home\b"), "lives_in", "profile", False, 0.75),  # noqa: E501
     (_r(rf"{_IM} (?:originally )?from {_V}{_END}"), "hometown", "profile", False, 0.85),
     (_r(rf"{_I} grew up in {_V}{_END}"), "hometown", "profile", False, 0.85),
     (_r(rf"\bmy hometown is {_V}{_END}"), "hometown", "profile", False, 0.9),
@@ -93,12 +131,24 @@ RULES: list[Rule] = [
     (_r(rf"{_I}(?:'ve| have)? {_A}(?:got|been) promoted to (?:a |an )?{_V}{_END}"), "job", "profile", False, 0.85),
     (_r(rf"{_I}(?:'m| am|'ve been| have been|'ve become| have become| became| become) {_A}(?:a |an )(?P<bare>)(?P<v>(?:[a-z][\w-]* ){{0,3}}?[a-z][\w-]*){_END}"), "job", "profile", False, 0.85),  # noqa: E501
     (_r(rf"\bmy (?:new |current |actual )?(?:job|profession|occupation|role|position) is (?:a |an |as (?:a |an )?)?{_V}{_END}"), "job", "profile", False, 0.9),  # noqa: E501
+    (_r(rf"{_I} {_A}(?:earn|make) (?:my|a) living as (?:a |an )?{_V}{_END}"), "job", "profile", False, 0.85),
+    (_r(rf"{_IM} {_A}(?:a |an |the )?(?P<bare>)(?P<v>(?:[a-z][\w-]* ){{0,2}}?[a-z][\w-]*) (?=(?:at|for|with) )"), "job", "profile", False, 0.8),  # noqa: E501
+    (_r(rf"{_IM} {_A}(?:a |an |the )?(?:[a-z][\w-]* ){{0,2}}?(?:{JOB_WORDS}) (?:at|for|with) {_V}{_END}"), "employer", "profile", False, 0.8),  # noqa: E501
+    (_r(rf"{_I} {_A}teach (?P<v>[a-z]+(?: [a-z]+)?) (?:at|in|to) "), "job", "profile", False, 0.75),
+    (_r(rf"{_I}(?:'ve| have)? {_A}(?:accepted|took|got|received|signed) (?:an? |the |my )?(?:job )?offer (?:at|from|with) {_V}{_END}"), "employer", "profile", False, 0.8),  # noqa: E501
+    (_r(rf"{_I}(?:'ve| have)? {_A}(?:switched|changed|moved) jobs? to {_V}{_END}"), "employer", "profile", False, 0.8),
+    (_r(rf"{_I}(?:'m| am|'ve| have)? {_A}(?:work|switched to|moved to|on|changed to|gone to|back on) (?P<v>nights|days|night shifts?|day shifts?|evenings|weekends|early shifts?|late shifts?|from home|remotely|part[- ]time|full[- ]time)\b"), "work_pattern", "fact", False, 0.75),  # noqa: E501
     (_r(rf"{_I}(?:'m| am)? {_A}work(?:ing)? (?:at|for) {_V}{_END}"), "employer", "profile", False, 0.85),
-    (_r(rf"{_I}(?:'ve| have)? {_A}(?:joined|started (?:working )?(?:at|for|with)|(?:got|started|landed|found|took|accepted) (?:a|my) (?:new )?(?:job|position|role) (?:at|with)|work with) {_V}{_END}"), "employer", "profile", False, 0.8),  # noqa: E501
+    (_r(rf"{_I}(?:'ve| have)? {_A}(?:joined(?![^,;!?.]*\b(?:club|team|choir|gym|band|society|league|group|orchestra|class|course)\b)|started (?:working )?(?:at|for|with)|(?:got|started|landed|found|took|accepted) (?:a|my) (?:new )?(?:job|position|role) (?:at|with)|work with) {_V}{_END}"), "employer", "profile", False, 0.8),  # noqa: E501
     (_r(rf"{_IM} {_A}employed (?:at|by|with) {_V}{_END}"), "employer", "profile", False, 0.85),
     # food
     (_r(rf"{_I}(?:'m| am|'ve been| have been|'ve become| have become| became| become| went| turned| go| eat| started eating) {_A}(?:a |an |fully |strictly |mostly |100% )*(?P<v>{DIETS})\b"), "diet", "profile", False, 0.9),  # noqa: E501
+    (_r(r"\bi(?:'ve| have)? (?:no longer eat|don't eat|do not eat|stopped eating|gave up|cut out|quit eating|"
+        r"haven't eaten|have not eaten) (?P<v>meat|red meat|dairy|gluten|sugar|fish|pork|animal products|eggs)\b"),
+     "diet_avoid", "profile", False, 0.85),
     (_r(rf"{_I}(?:'m| am) {_A}(?:on|doing) (?:an? |the )?{_V} diet\b"), "diet", "profile", False, 0.85),
+    (_r(rf"{_I}(?:'m| am) {_A}(?:on|doing|eating) (?:an? |the )?(?P<v>keto|paleo|vegan|low[- ]carb|whole30|intermittent fasting|carnivore|mediterranean)\b"), "diet", "profile", False, 0.85),  # noqa: E501
+    (_r(r"\bi (?:can't|cannot|can not|shouldn't|mustn't) (?:eat|have|digest|tolerate) (?P<v>dairy|gluten|nuts|peanuts|shellfish|eggs|wheat|soy|lactose|meat|fish|pork|sugar)\b"), "diet_avoid", "profile", False, 0.85),  # noqa: E501
     (_r(rf"{_I} {_A}(?:follow|eat|keep|do|started|began|tried|switched to) (?:on )?(?:an? |the )?{_V} diet\b"), "diet", "profile", False, 0.85),  # noqa: E501
     (_r(rf"{_I} {_A}(?:started|began|switched to|went|am going|'m going) (?P<v>keto|paleo|vegan|vegetarian|pescatarian|low[- ]carb|plant[- ]based)\b"), "diet", "profile", False, 0.85),  # noqa: E501
     # who the user is
@@ -113,6 +163,25 @@ RULES: list[Rule] = [
     (_r(rf"\bmy (?:new |current )?e-?mail(?: address)?(?: is| =|:) (?:now )?{EMAIL}"), "email", "profile", False, 0.9),
     (_r(rf"{_I} (?:just )?changed my e-?mail(?: address)? to {EMAIL}"), "email", "profile", False, 0.9),
     # partner and family
+    (_r(rf"\bmy (?:new |current )?{_PARTNER} is (?:called|named) (?P<name>){_V}{_END}"), "partner", "relationship", False, 0.9),  # noqa: E501
+    (_r(rf"^(?:me and |i and )?my {_PARTNER},? (?P<name>)(?P<v>[A-Za-z][a-z]+),? (?:and (?:i|me) )?(?:have|are|and)\b"), "partner", "relationship", False, 0.8),  # noqa: E501
+    (_r(rf"\b(?:my|our) (?:(?:new|little|old|sweet|rescue) )*(?P<k>{PETS})(?:'s name is| is called| is named|, called|, named) (?P<name>)(?P<v>[A-Za-z][\w'-]*(?: [A-Z][\w'-]*)?){_END}"), "pet_named", "relationship", True, 0.85),  # noqa: E501
+    (_r(rf"\b(?:i|we)(?:'ve| have)? (?:got |have )?(?:an? |two |\d+ )?(?:(?:new|little|baby|rescue|twin) )*(?P<k>{PETS}) (?:called|named) (?P<name>)(?P<v>[A-Za-z][\w'-]*(?: [A-Z][\w'-]*)?){_END}"), "pet_named", "relationship", True, 0.85),  # noqa: E501
+    (_r(rf"{_WE}(?:'ve| have)? {_A}(?:got|adopted|rescued) (?:an? |another |a second )?(?:(?:new|little|baby) )*(?P<k>{PETS})(?: too| as well)?,? (?:called|named) (?P<name>)(?P<v>[A-Za-z][\w'-]*){_END}"), "pet_named", "relationship", True, 0.85),  # noqa: E501
+    (_r(rf"\bi have an? (?:(?:twin|younger|older|little|big|baby|step|half) )*(?P<k>{REL}) (?:named|called) (?P<name>)(?P<v>[A-Za-z][\w'-]*){_END}"), "relationship", "relationship", True, 0.85),  # noqa: E501
+    (_r(r"^(?P<name>)(?P<v>[A-Za-z][a-z]+)(?:'s| is) (?:now |officially )?my (?:new )?(?:fianc[ée]e?|wife|husband|partner|girlfriend|boyfriend|spouse)\b"), "partner", "relationship", False, 0.85),  # noqa: E501
+    (_r(rf"^(?:and |also |plus )?an? (?:(?:twin|younger|older|little|big|baby|step|half) )*(?P<k>{REL}) (?:named|called) (?P<name>)(?P<v>[A-Za-z][\w'-]*){_END}"), "relationship", "relationship", True, 0.8),  # noqa: E501
+    (_r(r"\b(?:we|i) got married (?:in|on|back in) (?P<v>(?:\d{4}|[a-z]+ \d{4}|[a-z]+))\b"), "married_in", "fact", False, 0.85),  # noqa: E501
+    (_r(rf"{_I} {_A}(?:use|run|switched to|moved to) (?P<v>linux|windows|macos|mac ?os|ubuntu|fedora|arch|debian|chromeos|ios|android)\b"), "os", "profile", False, 0.8),  # noqa: E501
+    (_r(rf"{_I} {_A}(?:go|goes|went|started|start|am going|'m going) (?:to|at) (?P<v>[^,;!?.]*?\b(?:school|nursery|college|university|uni|academy|kindergarten|preschool|primary|high))\b"), "school", "profile", False, 0.8),  # noqa: E501
+    (_r(r"^(?P<bare>)(?P<v>[a-z]+(?: [a-z]+)?) here\b"), "job", "profile", False, 0.7),
+    # memberships, subscriptions
+    (_r(rf"{_IM} {_A}(?:a )?member of (?:the |a )?{_V}{_END}"), "member_of", "fact", True, 0.8),
+    (_r(rf"{_WE}(?:'ve| have)? {_A}(?:joined|signed up for|signed up to|started going to) (?:the |a |an )?(?P<v>[^,;!?.]*?\b(?:club|team|choir|gym|band|society|league|group|orchestra|class|course|union|crew)){_END}"), "member_of", "fact", True, 0.8),  # noqa: E501
+    (_r(rf"{_WE}(?:'ve| have)? {_A}(?:have|got|pay for|subscribe to|signed up for) (?:an? |the )?(?P<v>[^,;!?.]*?) (?:account|subscription|membership|plan)\b"), "subscription", "fact", True, 0.75),  # noqa: E501
+    (_r(rf"{_I} {_A}play (?:the )?(?P<v>piano|guitar|violin|cello|drums|bass|flute|saxophone|sax|trumpet|ukulele|harp|clarinet|viola|keyboard|organ|trombone|banjo|mandolin)\b"), "plays", "preference", True, 0.8),  # noqa: E501
+    (_r(rf"{_I} {_A}play (?:for|with|on) (?:the )?{_V}{_END}"), "team", "fact", False, 0.75),
+    (_r(rf"{_I}(?:'ve| have)? {_A}(?:started )?learning (?:the |to play the |to play )?(?P<v>piano|guitar|violin|cello|drums|bass|flute|saxophone|trumpet|ukulele|harp|clarinet|[a-z]+ish|[a-z]+ese|[a-z]+ian|french|german|dutch|greek|spanish|italian|arabic|japanese|chinese|mandarin|korean|polish|portuguese|russian|turkish|hindi)\b"), "learning", "fact", True, 0.75),  # noqa: E501
     (_r(rf"\bmy (?:new |current )?{_PARTNER}(?:'s name)? is (?P<name>){_V}{_END}"), "partner", "relationship", False, 0.9),  # noqa: E501
     (_r(rf"{_IM} {_A}(?:married to|engaged to|dating|seeing|in a relationship with|with) (?P<name>){_V}{_END}"), "partner", "relationship", False, 0.85),  # noqa: E501
     (_r(rf"{_I} {_A}(?:got )?(?:married|engaged)(?: to)? (?P<name>){_V}{_END}"), "partner", "relationship", False, 0.85),  # noqa: E501
@@ -120,8 +189,9 @@ RULES: list[Rule] = [
     (_r(rf"\bi have (?P<v>(?:no|one|two|three|four|five|six|\d+) (?:kids|children|sons|daughters|son|daughter|kid|child)){_END}"), "children", "profile", False, 0.85),  # noqa: E501
     (_r(rf"\bmy (?P<k>{REL})(?:'s name)? is (?P<name>){_V}{_END}"), "relationship", "relationship", True, 0.85),
     (_r(rf"{_I} have an? (?P<k>{REL}) (?:named|called) {_V}{_END}"), "relationship", "relationship", True, 0.85),
-    (_r(rf"{_I}(?:'ve| have)? {_A}(?:have|got|adopted|rescued|bought) (?:an?|two|three|four|\d+) (?:new |little |baby )?(?P<v>(?:[a-z]+ )?(?:{PETS})(?:s|es)?(?: (?:named|called) [^,.;!?]+?)?){_END}"), "pet", "relationship", True, 0.85),  # noqa: E501
+    (_r(rf"{_WE}(?:'ve| have)? {_A}(?:have|got|adopted|rescued|bought|brought home|took in) (?:an?|two|three|four|\d+) (?:new |little |baby )?(?P<v>(?:[a-z]+ )?(?:{PETS})(?:s|es)?(?: (?:named|called) [^,.;!?]+?)?){_END}"), "pet", "relationship", True, 0.85),  # noqa: E501
     # things
+    (_r(rf"\bmy (?:new |current )?car is (?:now )?(?:an? |the )?{_V}{_END}"), "car", "profile", False, 0.8),
     (_r(rf"{_I} {_A}(?:drive|own) an? {_V}{_END}(?<!\bhouse)(?<!\bapartment)(?<!\bflat)(?<!\bhome)(?<!\bbusiness)"), "car", "profile", False, 0.6),  # noqa: E501
     (_r(rf"{_I}(?:'ve| have)? {_A}(?:bought|got|purchased|leased) (?:myself )?an? (?:new |used )?(?P<v>(?:{CAR_MAKES})\b[^,;!?.]*?){_END}"), "car", "profile", False, 0.8),  # noqa: E501
     (_r(rf"{_I}(?:'m| am)? {_A}(?:study|studying|majoring in|major in) {_V}{_END}"), "studies", "profile", False, 0.8),
@@ -129,14 +199,28 @@ RULES: list[Rule] = [
     (_r(rf"\bmy major is (?:now )?{_V}{_END}"), "studies", "profile", False, 0.85),
     # preferences
     (_r(rf"{_I}(?: would|'d)? {_A}(?:much |now |really )*prefer {_V}{_END}"), "prefers", "preference", False, 0.85),
-    (_r(r"\bmy (?:favou?rite|fav|fave) (?P<k>[a-z][a-z ]{0,30}?) (?:is|are) (?:now )?(?P<v>[^,.;!?]+?)(?=\s*(?:[,.;!?]|\bbut\b|\bbecause\b|$))"), "favorite", "preference", False, 0.85),  # noqa: E501
+    (_r(r"\bmy (?:favou?rite|fav|fave) (?P<k>[a-z][a-z ]{0,30}?) (?:now |at the moment |these days )?(?:is|are) (?:now )?(?P<v>[^,.;!?]+?)(?=\s*(?:[,.;!?]|\bbut\b|\bbecause\b|$))"), "favorite", "preference", False, 0.85),  # noqa: E501
+    (_r(r"^(?:(?:my )?new |current )?(?:favou?rite|fav|fave) (?P<k>[a-z][a-z ]{0,30}?)(?: now| at the moment)? ?(?:is|are|:|=) (?:now )?(?P<v>[^,.;!?]+?)(?=\s*(?:[,.;!?]|\bbut\b|\bbecause\b|$))"), "favorite", "preference", False, 0.8),  # noqa: E501
     (_r(rf"{_IM} {_A}allergic to {_V}{_END}"), "allergy", "preference", True, 0.9),
     (_r(rf"{_I} {_A}(?:like|love|enjoy|adore)(?! to be\b)(?! it\b) {_V}{_END}"), "likes", "preference", True, 0.7),
     (_r(rf"{_I} {_A}(?:hate|dislike|detest|can't stand|cannot stand|don't like|do not like|don't enjoy) {_V}{_END}"), "dislikes", "preference", True, 0.7),  # noqa: E501
     (_r(rf"\bmy hobb(?:y is|ies are|ies include) {_V}{_END}"), "hobby", "preference", True, 0.85),
     (_r(rf"{_I}(?: {_A}speak|(?:'m| am) {_A}fluent in) {_V}{_END}"), "speaks", "fact", True, 0.8),
     (_r(rf"{_IM} {_A}learning {_V}{_END}"), "learning", "fact", True, 0.75),
+    # devices
+    (_r(rf"{_I}(?:'ve| have)? {_A}(?:have|got|bought|use|switched to|upgraded to|changed to|moved to) (?:myself )?(?:an? |the |my )?(?:new )?(?P<v>(?:{PHONES})\b[^,;!?.]*?)(?: phone)?{_END}"), "phone_model", "profile", False, 0.8),  # noqa: E501
+    (_r(rf"\bmy (?:new |current )?(?:phone|cell|mobile|cellphone) is (?:now )?(?:an? |the )?(?P<v>(?:{PHONES})\b[^,;!?.]*?){_END}"), "phone_model", "profile", False, 0.85),  # noqa: E501
+    (_r(rf"{_I}(?:'ve| have)? {_A}(?:have|got|bought|use|switched to|upgraded to) (?:myself )?(?:an? |the |my )?(?:new )?(?P<v>(?:{LAPTOPS})\b[^,;!?.]*?){_END}"), "laptop", "profile", False, 0.8),  # noqa: E501
+    # routines: "I go to yoga on Mondays", "I have piano every Thursday at 6"
+    (_r(rf"{_WE} {_A}(?:usually |always |normally )?(?:go to|go|do|have|take|attend|play|teach|practice|practise|run|swim|work out|train|volunteer)(?: at)? (?P<k>(?!a\b|an\b|to\b|it\b|out\b)[a-z][a-z -]{{1,30}}?) (?P<v>(?:(?:on|every|each|most) (?:{_DAY}s?|weekday|weekend|morning|evening|night|day|week)|\d+x a week|\d+ times a (?:week|month)|(?:once|twice|three times) a (?:week|month|day)|daily)[^,;!?.]*?){_END}"), "routine", "fact", False, 0.8),  # noqa: E501
+    (_r(rf"\bmy (?P<k>[a-z][a-z -]{{1,30}}?) (?:class|classes|lesson|lessons|practice|session|sessions|meeting|training|shift|shifts|appointment|day) (?:is|are) (?:now |usually |always )?(?P<v>(?:on|every|at|each) [^,;!?.]+?){_END}"), "routine", "fact", False, 0.85),  # noqa: E501
+    (_r(rf"{_I}(?:'ve| have)? {_A}(?:moved|switched|changed|rescheduled|shifted) (?:my )?(?P<k>[a-z][a-z -]{{1,30}}?)(?: class| classes| lesson| lessons| practice| session| sessions)? to (?P<v>(?:{_DAY}s?|mornings?|evenings?|weekends?)\b[^,;!?.]*?){_END}"), "routine", "fact", False, 0.85),  # noqa: E501
+    (_r(rf"{_WE} {_A}(?:usually |always |normally )?(?:work out|exercise|run|swim|cycle|meditate|train) (?P<k>)(?P<v>(?:every|each|on|most) [^,;!?.]+?){_END}"), "routine", "fact", False, 0.75),  # noqa: E501
+    # open slots: "my favourite colour is teal" is above; "my <thing> is <value>"
+    (_r(rf"\bmy (?:new |current )?(?!{NOT_SLOTS}(?:'s)? (?:is|are)\b)(?P<k>[a-z][a-z' -]{{1,30}}?)(?: is| are) (?:now |currently |still )?(?!a bit|so |very |really |too |not |being |getting |going )(?P<v>[^,;!?.]{{1,60}}?){_END}"), "slot", "fact", False, 0.7),  # noqa: E501
 ]
+# a place somebody is at for a while ("this week I'm in Lisbon"): read only with a temporary period
+TEMP_PLACE = _r(rf"^(?:(?:i'm|i am|we're|we are) )?(?:in|at) (?P<x>(?!the moment\b|home\b|work\b|bed\b)[a-z][^,;!?.]*?)(?= for| on|{_END})|{_WE}(?:'m| am|'re| are|'ll be| will be)? {_A}(?:staying |visiting |travel(?:l)?ing |working |away |over |down |up |out |back )?(?:in|at|with|to) (?P<v>(?!the moment\b|home\b|work\b)[^,;!?.]+?){_END}|{_WE}(?:'m| am|'re| are) {_A}visiting (?P<w>[^,;!?.]+?){_END}")  # noqa: E501
 
 # Negations, rewritten to the positive clause they undo: "I'm not vegan anymore" -> "I'm vegan".
 NEGATIONS: list[tuple[re.Pattern[str], str]] = [
@@ -154,6 +238,10 @@ CLOSERS: list[tuple[re.Pattern[str], tuple[str, ...]]] = [
     (_r(r"\bi(?:'m| am) (?:now )?(?:retired|unemployed|between jobs|out of work|jobless|looking for (?:a )?(?:new )?(?:job|work))\b"), ("job", "employer")),  # noqa: E501
     (_r(r"\b(?:i|we)(?:'ve| have)? (?:just |finally |recently )?(?:broke up|broken up|divorced|got divorced|split up|split from|separated from|got separated|dumped)\b"), ("partner",)),  # noqa: E501
     (_r(r"\bi (?:eat|started eating|'m eating|am eating|eat) meat(?: again)?\b"), ("diet",)),
+    (_r(r"\b(?:i|we)(?:'ve| have)? (?:just |finally )?(?:sold|got rid of|gave away|totaled|totalled|wrote off|"
+        r"returned|don't have|do not have|no longer have) (?:my|our|the|a) (?:old )?car\b"), ("car",)),
+    (_r(r"\b(?:i|we)(?:'ve| have)? (?:just |finally )?(?:sold|got rid of|gave away|lost|broke|smashed|returned) "
+        r"(?:my|our|the) (?:old )?(?:phone|iphone|pixel)\b"), ("phone_model",)),
 ]
 # Closers that name the value they end: "I left Acme", "I moved out of Bonn", "my hamster died".
 VALUE_CLOSERS: list[tuple[re.Pattern[str], tuple[str, ...], bool]] = [
@@ -169,7 +257,8 @@ HEDGE = _r(
 SKIP = _r(
     r"\b(?:used to|would like|'d like|'d love|would love|would be|'d be|if i|if we|when i was|when we were|"
     r"as a kid|as a child|growing up|wish i|wish we|wished i|hope to|hoping to|want to|wanna|going to|gonna|"
-    r"plan to|planning to|about to|someday|one day|in the future|next (?:week|month|year|summer|winter|spring|"
+    r"plan to|planning to|about to|someday|one day|in the future|what if|how about|"
+    r"next (?:week|month|year|summer|winter|spring|"
     r"fall|autumn|weekend|monday|tuesday|wednesday|thursday|friday|saturday|sunday|time)|should i|could i|"
     r"can i|do you|are you|don't you|would you|will you)\b"
 )
@@ -184,7 +273,8 @@ LEAD = _r(
 ELLIPTICAL = _r(
     r"^(?:just |finally |recently |also |now |currently )*(?:moved|relocated|living|live|started|starting|joined|"
     r"got|became|quit|left|switched|working|work|retired|studying|adopted|bought|married|broke up|speak|"
-    r"prefer|love|like|have|drive)\b"
+    r"prefer|love|like|have|drive|accepted|took|landed|joined|rejoined|sold|replaced|upped sticks|signed up|"
+    r"teach|play|use|earn|rent|own|go)\b"
 )
 NOT_SPEAKERS = frozenset((
     "update note ps fyi btw edit reminder correction news question answer q a re important warning info tip "

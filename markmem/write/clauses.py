@@ -1,0 +1,149 @@
+"""Clauses, not sentences: "I'm a nurse and I prefer window seats" holds two facts.
+
+:class:`SpacySplitter` reads spaCy's dependency parse (the ``en_core_web_sm`` model the PII gate
+uses, loaded here with the tagger and parser only): every verb that heads a coordinated,
+adverbial or complement clause with a subject of its own (or a verb coordinated with the main
+one: "I moved to Porto and started at Ostara") starts a clause; the clause is that verb's
+subtree without the nested clauses, its leading "and"/"but"/commas dropped, and a shared
+subject restored ("I started at Ostara"). A sentence without a coordinator, comma or
+subordinator has one clause and is not parsed at all (most chat turns): that keeps compile fast.
+
+Without spaCy (``clause_parser="regex"``, or the pii extra not installed) :func:`regex_clauses`
+splits at ";" and at "and/but/so/because/..." or a comma followed by a first-person subject.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from collections.abc import Callable
+from functools import lru_cache
+from typing import Any
+
+log = logging.getLogger("markmem")
+
+Splitter = Callable[[str], list[str]]
+
+_WHO = r"(?:(?:now|also|then|currently|recently|just|finally|actually) )*(?:i|i'm|i've|i'd|my|we|we're|we've)\b"
+_REGEX = re.compile(
+    r"\s*;\s*"
+    rf"|,?\s+(?:and|but|so|then|because|although|though|while|whereas|plus)\s+(?={_WHO}|(?:work|live|moved|started|joined|got|became|have)\b)"  # noqa: E501
+    rf"|,\s+(?={_WHO}|(?:she|he|they)\b)",
+    re.IGNORECASE,
+)
+_QUOTED = re.compile(r'"[^"\n]*"|“[^”\n]*”|‘[^’\n]*’')
+_MAY_SPLIT = re.compile(r"[,;]|\b(?:and|but|so|because|while|whereas|although|though|plus|since|then|when)\b",
+                        re.IGNORECASE)
+_CLAUSE_DEPS = frozenset({"conj", "advcl", "ccomp", "parataxis"})
+_SUBJECTS = frozenset({"nsubj", "nsubjpass", "expl"})
+_DROP_LEAD = frozenset({"cc", "punct", "prep"})  # "if"/"because" (mark) stay: "if we moved" is no fact
+
+
+def regex_clauses(sentence: str) -> list[str]:
+    return [c.strip() for c in _REGEX.split(_QUOTED.sub(" ", sentence)) if c and c.strip()]
+
+
+class SpacySplitter:
+    """Clause splitting over spaCy's parse; loads the model on first use (thread-safe)."""
+
+    name = "spacy"
+
+    def __init__(self, model: str) -> None:
+        self.model = model
+        self._nlp: Any = None
+        self._lock = threading.Lock()
+
+    def __call__(self, sentence: str) -> list[str]:
+        text = _QUOTED.sub(" ", sentence)
+        if not _MAY_SPLIT.search(text):
+            return [text.strip()] if text.strip() else []
+        return list(self._split(text))
+
+    def _load(self) -> Any:
+        with self._lock:
+            if self._nlp is None:
+                import spacy
+
+                self._nlp = spacy.load(self.model, exclude=["ner", "lemmatizer", "senter"])
+        return self._nlp
+
+    def _split(self, text: str) -> tuple[str, ...]:
+        return _split_cached(self, text)
+
+
+@lru_cache(maxsize=4096)
+def _split_cached(splitter: SpacySplitter, text: str) -> tuple[str, ...]:
+    doc = splitter._load()(text)
+    heads = [t for t in doc if t.dep_ == "ROOT" or (t.dep_ in _CLAUSE_DEPS and t.pos_ in ("VERB", "AUX")
+                                                  and _own_clause(t))]
+    if len(heads) < 2:
+        return (text.strip(),)
+    head_ids = {t.i for t in heads}
+    out: list[str] = []
+    for head in heads:
+        idx = sorted(_span(head, head_ids))
+        tokens = [doc[i] for i in idx]
+        while tokens and (tokens[0].dep_ in _DROP_LEAD or tokens[0].is_punct) and tokens[0].i != head.i:
+            tokens.pop(0)
+        while tokens and tokens[-1].is_punct:
+            tokens.pop()
+        if not tokens:
+            continue
+        clause = "".join(t.text_with_ws for t in tokens).strip()
+        if head.dep_ == "conj" and not any(c.dep_ in _SUBJECTS for c in head.children):
+            subject = _subject_of(head)
+            if subject:
+                clause = f"{subject} {clause}"
+        out.append(clause)
+    return tuple(c for c in out if c) or (text.strip(),)
+
+
+def _own_clause(token: Any) -> bool:
+    """A clause head: it has its own subject, or it is a verb coordinated with a verb."""
+    if any(c.dep_ in _SUBJECTS for c in token.children):
+        return True
+    return token.dep_ == "conj" and token.head.pos_ in ("VERB", "AUX")
+
+
+def _span(head: Any, heads: set[int]) -> set[int]:
+    out = {head.i}
+    stack = list(head.children)
+    while stack:
+        t = stack.pop()
+        if t.i in heads:
+            continue
+        if t.dep_ == "cc" and t.head.i == head.i and any(s.i in heads for s in t.head.children if s.i > t.i):
+            continue  # "and" that joins the next clause belongs to neither
+        out.add(t.i)
+        stack.extend(t.children)
+    return out
+
+
+def _subject_of(token: Any) -> str | None:
+    while token.dep_ == "conj":
+        token = token.head
+        for child in token.children:
+            if child.dep_ in _SUBJECTS:
+                return "".join(t.text_with_ws for t in child.subtree).strip()
+    return None
+
+
+def load_splitter(kind: str, model: str) -> tuple[Splitter, str]:
+    """The splitter for ``clause_parser`` ("auto" | "spacy" | "regex") and its name."""
+    if kind == "regex":
+        return regex_clauses, "regex"
+    try:
+        from spacy.util import is_package
+
+        from ..adapters.presidio import resolve_model
+
+        resolved = resolve_model(model)
+        if not is_package(resolved):
+            raise ImportError(f"spaCy model {model!r} is not installed")
+    except ImportError as exc:
+        if kind == "spacy":
+            raise
+        log.info("clause parser: regex (%s)", exc)
+        return regex_clauses, "regex"
+    return SpacySplitter(resolved), "spacy"

@@ -1,0 +1,100 @@
+"""Changes stated against what the user said before: the earlier fact names the slot.
+
+Ordinary chat often changes a fact without repeating its predicate: "replaced the leaf with a
+hyundai ioniq", "been drinking matcha instead of coffee", "back to turin!", "rejoined red lions",
+"climbing moved to saturdays", "they moved standup to 10:15", "got rid of amazon prime",
+"nibbles died last week". Each pattern here yields a :class:`Change`; the extractor finds the
+user's recent fact it refers to (by the old value, or by the slot's name) and turns the change
+into a candidate for that fact's predicate and subject, so the resolver supersedes or closes it.
+A change that refers to nothing the extractor has seen makes no claim.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_V = r"[^,;!?]+?"
+_END = r"(?=\s*(?:[,;!?]|\.(?:\s|$)|\b(?:and|but|because|so|since|as|now|again|instead|too)\b|$))"
+_LEAD = r"^(?:(?:oh|ok|okay|so|well|and|but|also|btw|update|news|quick update|yeah|yep|anyway)[,!:]*\s+)*"
+
+
+@dataclass(frozen=True)
+class Change:
+    kind: str  # "replace": new value for the slot of ``old``; "back": an earlier value again;
+    #            "close": the fact naming ``old`` ended; "slot": the slot named ``key`` has value ``new``
+    new: str = ""
+    old: str = ""
+    key: str = ""
+
+
+_REPLACE = [
+    re.compile(rf"{_LEAD}(?:i |we )?(?:'ve |have )?(?:replaced|swapped|traded|exchanged) (?:my |our |the )?"
+               rf"(?P<old>{_V}) (?:with|for) (?:a |an |the |my )?(?P<new>{_V}){_END}", re.IGNORECASE),
+    re.compile(rf"{_LEAD}(?:i |we )?(?:'ve |have )?(?:switched|changed|moved|went|gone) from (?:a |an |the |my )?"
+               rf"(?P<old>{_V}) to (?:a |an |the )?(?P<new>{_V}){_END}", re.IGNORECASE),
+    re.compile(rf"{_LEAD}(?:i'?ve |i |we )?(?:been |now |started )?(?:drinking|eating|using|playing|reading|"
+               rf"watching|driving|wearing|listening to|doing|having) (?P<new>{_V}) instead of (?:the |my )?"
+               rf"(?P<old>{_V}){_END}", re.IGNORECASE),
+    re.compile(rf"{_LEAD}(?P<new>{_V}) instead of (?:the |my )?(?P<old>{_V}) now{_END}", re.IGNORECASE),
+]
+_BACK = re.compile(
+    rf"{_LEAD}(?:i'?m |we'?re |i |we )?(?:'ve |have )?(?:moved |went |gone |come |came |am |are |now )?"
+    rf"(?:back (?:to|on|in|at|into|with)|rejoined|returned to|re-?joined) (?:the |my |a )?(?P<new>{_V}){_END}",
+    re.IGNORECASE,
+)
+_CLOSE = [
+    re.compile(rf"{_LEAD}(?:i |we )?(?:'ve |have |just |finally )*(?:got rid of|cancell?ed|ditched|dropped|"
+               rf"sold|gave away|gave up|quit|stopped|left|ended|closed|deleted|unsubscribed from) "
+               rf"(?:my |our |the |a |an )?(?P<old>{_V}){_END}", re.IGNORECASE),
+    re.compile(rf"{_LEAD}(?:my |our |poor |little |old )*(?P<old>(?:[a-z]+ ){{0,2}}[a-z]+) (?:has |had )?"
+               rf"(?:died|passed away|passed|ran away|is gone|was put down|crossed the rainbow bridge)\b",
+               re.IGNORECASE),
+    re.compile(rf"{_LEAD}i(?:'m| am) not (?:doing |on |into |using |with |at )?(?:the |a |an )?(?P<old>{_V}) "
+               rf"any ?more\b", re.IGNORECASE),
+    re.compile(rf"{_LEAD}(?:i |we )?(?:no longer|don't|do not) (?:have|own|use|do|play|drive|go to|attend) "
+               rf"(?:my |our |the |a |an )?(?P<old>{_V})(?: any ?more)?{_END}", re.IGNORECASE),
+]
+_DAYTIME = (r"(?:(?:on |every |at |in the )?(?:mon|tues|tue|wed(?:nes)?|thu(?:rs)?|fri|sat(?:ur)?|sun)(?:day)?s?\b"
+            r"|(?:at )?\d{1,2}(?::\d\d)?\s*(?:am|pm)?\b|(?:in the )?(?:mornings?|afternoons?|evenings?|nights?)\b)")
+_SLOT = [
+    re.compile(rf"{_LEAD}(?:they |we |i |she |he )?(?:'ve |have )?(?:moved|changed|switched|rescheduled|shifted|"
+               rf"pushed|brought) (?:my |our |the |his |her )?(?P<key>[a-z][a-z ]{{1,30}}?) to "
+               rf"(?P<new>{_V}){_END}", re.IGNORECASE),
+    re.compile(rf"{_LEAD}(?:my |our |the )?(?P<key>[a-z][a-z ]{{1,30}}?) (?:has |have )?(?:moved|changed|switched|"
+               rf"shifted|got moved) to (?P<new>{_V}){_END}", re.IGNORECASE),
+    re.compile(rf"{_LEAD}(?:my |our |the )?(?P<key>[a-z][a-z ]{{1,30}}?) (?:is|are|will be|'s|'ll be) (?:now |"
+               rf"going to be )?(?P<new>{_DAYTIME}[^,;!?.]*?){_END}", re.IGNORECASE),
+    re.compile(rf"{_LEAD}(?:my |our |the )?(?P<key>[a-z][a-z ]{{1,30}}?) (?:go|goes|happen|happens|is|are) "
+               rf"(?:out )?(?P<new>on {_V}) now{_END}", re.IGNORECASE),
+]
+DAYTIME = re.compile(_DAYTIME, re.IGNORECASE)
+_NOT_KEYS = frozenset("i we it that this they he she you everything nothing something which what who".split())
+
+
+def changes(clause: str) -> list[Change]:
+    """Every change this clause may state, most specific first."""
+    out: list[Change] = []
+    for pattern in _REPLACE:
+        m = pattern.search(clause)
+        if m:
+            out.append(Change("replace", _clean(m.group("new")), _clean(m.group("old"))))
+    m = _BACK.search(clause)
+    if m:
+        out.append(Change("back", _clean(m.group("new"))))
+    for pattern in _SLOT:
+        m = pattern.search(clause)
+        if m and m.group("key").split()[0].casefold() not in _NOT_KEYS:
+            out.append(Change("slot", _clean(m.group("new")), key=_clean(m.group("key"))))
+    for pattern in _CLOSE:
+        m = pattern.search(clause)
+        if m:
+            out.append(Change("close", old=_clean(m.group("old"))))
+    return [c for c in out if (c.new or c.old) and len(c.new) <= 60 and len(c.old) <= 60]
+
+
+def _clean(value: str) -> str:
+    v = " ".join(value.split()).strip(" .,'\"!")
+    v = re.sub(r"\s+(?:again|now|too|as well|instead|lol|haha|this season|this year|for good|for me|for us)$", "", v,
+               flags=re.IGNORECASE)
+    return v.strip()

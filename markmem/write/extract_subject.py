@@ -1,0 +1,153 @@
+"""Who a clause is about, and corrections of what the user just said.
+
+* **Third parties.** "My mum lives in Malaga", "my sister Maria got a job at Ostara", "Tom moved to
+  Oslo" are facts about that person, not the user. :func:`third_party` names the subject ("mum",
+  "Maria", "Tom") and rewrites the clause to the first person ("I live in Malaga") so the same
+  rules read it; the resolver keeps each subject's claims on pages of their own, so a third
+  party's move never closes the user's home. "She/he/they ..." right after such a clause in the
+  same turn is the same person. "My sister is Maria" stays the user's relationship fact.
+* **Corrections.** "sorry, I meant Tuesday", "no wait, it's Porto not Lisbon", "I meant Porto, not
+  Lisbon": :func:`correction` returns ``(new, old)``; the extractor applies it to the user's
+  recent fact that it corrects (by the old value, else the latest fact of the last two days).
+"""
+
+from __future__ import annotations
+
+import re
+
+from .extract_rules import REL
+
+_KIN = (
+    rf"{REL}|wife|husband|partner|girlfriend|boyfriend|fianc[ée]e?|spouse|son|daughter|kid|kids|baby|"
+    r"parents|mom and dad|mum and dad|grandparents|niece|nephew|stepmom|stepdad|in-laws|sister-in-law|"
+    r"brother-in-law|mother-in-law|father-in-law|ex|ex-wife|ex-husband|flatmate|housemate|teammate|classmate|"
+    r"landlord|landlady|doctor|therapist|sibling|twin"
+)
+_ADJ = r"(?:(?:little|big|older|younger|baby|twin|elder|best|new|old|oldest|youngest|eldest|step)\s+)*"
+_ADV = r"(?:(?:just|also|finally|recently|now|still|actually|currently|apparently|already|officially)\s+)*"
+_KIN_SUBJECT = re.compile(
+    rf"^(?:(?:and|but|so|also|oh|btw|well|plus)[, ]+)*(?:my|our) {_ADJ}(?P<rel>{_KIN})"
+    rf"(?:,? (?P<name>(?-i:[A-Z][a-z]+))(?=[ ,]))?,? (?P<rest>{_ADV}(?P<verb>[a-z']+)\b.*)$",
+    re.IGNORECASE,
+)
+_VERBS = (
+    r"lives|moved|works|worked|got|is|was|has|had|started|joined|quit|left|became|married|bought|adopted|"
+    r"relocated|retired|teaches|studies|speaks|runs|owns|drives|loves|hates|likes|prefers|switched|"
+    r"went|goes|became|landed|found|took|accepted|'s"
+)
+_NAME_SUBJECT = re.compile(
+    rf"^(?:(?:and|but|so|also|oh|btw|well|plus)[, ]+)*(?P<name>(?-i:[A-Z][a-z]+)(?: (?-i:[A-Z][a-z]+))?) "
+    rf"(?P<rest>{_ADV}(?P<verb>{_VERBS})\b.*)$",
+    re.IGNORECASE,
+)
+_NOT_NAMES = frozenset((
+    "i it this that there here he she they we you my our your the a an what who when where why how which "
+    "today tomorrow yesterday monday tuesday wednesday thursday friday saturday sunday everyone everything "
+    "nothing someone somebody anyone nobody mom mum dad god lol haha yes no ok okay well so and but also "
+    "work home life dinner lunch breakfast just finally recently also now still actually currently then "
+    "guess anyway update news sorry oops wait tonight everybody mine dad's mum's mom's "
+    "moved started joined got lives works quit left became married bought adopted relocated retired "
+    "being having getting going doing maybe probably definitely honestly literally basically apparently"
+).split())
+_KIN_NAMED = re.compile(
+    rf"^(?:(?:and|but|so|also|oh|btw|well|plus)[, ]+)*(?:my|our) {_ADJ}(?:{_KIN}),? (?P<name>[a-z]+),? "
+    rf"(?P<rest>{_ADV}(?:{_VERBS})\b.*)$",
+    re.IGNORECASE,
+)
+_PRONOUN = re.compile(rf"^(?:(?:and|but|so|also|then)[, ]+)*(?P<p>she|he|they)(?P<rest>(?:'s| {_ADV}[a-z']+)\b.*)$",
+                      re.IGNORECASE)
+_IS_NAME = re.compile(r"^(?:is|'s) (?:<[A-Z_]+>|(?-i:[A-Z][a-z]+)(?: (?-i:[A-Z][a-z]+))?)\s*[.!]*$", re.IGNORECASE)
+_CALLED = re.compile(r"^(?:is|'s) (?:called|named)\b", re.IGNORECASE)
+_NAME_IS = re.compile(r"^(?:'s)? ?name(?: is|'s)\b", re.IGNORECASE)
+_PARTICIPLE = re.compile(r"^'s (?=(?:been|got|moved|started|joined|left|quit|become|gone|bought|adopted|"
+                         r"finally|just|also|recently|already|\w+ed\b))", re.IGNORECASE)
+_IRREGULAR = {"is": "am", "has": "have", "does": "do", "goes": "go", "'s": "'m", "was": "was"}
+_POSSESSIVE = re.compile(r"\b(?:her|his|their)\b", re.IGNORECASE)
+
+
+def third_party(clause: str, previous: str | None) -> tuple[str, str] | None:
+    """(subject, first-person clause) when the clause is about someone else, else None.
+    ``previous`` is the third party of the turn's previous clause ("she" refers to it)."""
+    m = _KIN_NAMED.match(clause)  # "my flatmate kai just started at Bramble Bakery"
+    if m and m.group("name").casefold() not in _NOT_NAMES:
+        return m.group("name").capitalize(), _first_person(m.group("rest"))
+    m = _KIN_SUBJECT.match(clause)
+    if m:
+        rest = m.group("rest")
+        if _IS_NAME.match(rest) or _NAME_IS.match(rest) or _CALLED.match(rest) or rest.startswith("'s name"):
+            return None  # "my sister is Maria": the user's relationship fact
+        subject = m.group("name") or m.group("rel").casefold()
+        return subject, _first_person(rest)
+    m = _NAME_SUBJECT.match(clause)
+    if m and m.group("name").split()[0].casefold() not in _NOT_NAMES:
+        return m.group("name"), _first_person(m.group("rest"))
+    m = _PRONOUN.match(clause)
+    if m and previous:
+        return previous, _first_person(m.group("rest").lstrip())
+    return None
+
+
+def _first_person(rest: str) -> str:
+    """ "lives in Malaga" -> "I live in Malaga"; "'s moved to Oslo" -> "I've moved to Oslo"."""
+    rest = rest.strip()
+    if _PARTICIPLE.match(rest):
+        return "I've " + rest[3:]
+    if rest.startswith("'s "):
+        return "I'm " + rest[3:]
+    words = rest.split(" ", 1)
+    lead: list[str] = []
+    while words and re.fullmatch(r"just|also|finally|recently|now|still|actually|currently|apparently|already|"
+                                 r"officially", words[0], re.IGNORECASE):
+        lead.append(words[0])
+        words = words[1].split(" ", 1) if len(words) > 1 else []
+    if not words:
+        return "I " + " ".join(lead)
+    verb = _base(words[0])
+    tail = _POSSESSIVE.sub("my", words[1]) if len(words) > 1 else ""
+    return " ".join(["I", *lead, verb, tail]).strip()
+
+
+def _base(verb: str) -> str:
+    v = verb.casefold()
+    if v in _IRREGULAR:
+        return _IRREGULAR[v]
+    if v.endswith("ies") and len(v) > 4:
+        return v[:-3] + "y"
+    if v.endswith(("ches", "shes", "sses", "xes", "zes")):
+        return v[:-2]
+    if v.endswith("s") and not v.endswith("ss") and len(v) > 3:
+        return v[:-1]
+    return v
+
+
+_LEAD = (r"(?:(?:sorry|oops|whoops|wait|no|nope|nah|actually|correction|my bad|err|um|i mean|oh|ugh|argh|hmm|ah|ok|"
+         r"lol)[,!.:]*\s+)")
+_NEW = r"(?P<new>[^,;!?]+?)"
+_OLD = r"(?P<old>[^,;!?]+?)"
+_CORRECTIONS = [
+    re.compile(rf"^{_LEAD}*(?:i meant|i mean|i meant to say|meant|make that|it should be|should be|it's actually|"
+               rf"it is actually|that should be)\s+{_NEW}(?:,?\s+not\s+{_OLD})?[.!]*$", re.IGNORECASE),
+    re.compile(rf"^{_LEAD}+(?:it's|it is|that's|that is)\s+{_NEW},?\s+not\s+{_OLD}[.!]*$", re.IGNORECASE),
+    re.compile(rf"^{_LEAD}*(?:it's|it is|that's|that is)?\s*not\s+{_OLD},?\s+(?:but|it's|it is)\s+{_NEW}[.!]*$",
+               re.IGNORECASE),
+    re.compile(rf"^{_LEAD}+{_NEW},?\s+not\s+{_OLD}[.!]*$", re.IGNORECASE),
+    re.compile(rf"^{_LEAD}*i said {_OLD}(?:,)? but i meant {_NEW}[.!]*$", re.IGNORECASE),
+    re.compile(rf"^(?:sorry|oops|whoops|wait|correction|my bad)[,!.:]*\s+(?:{_LEAD})*(?:it's |it is |make that )?"
+               rf"(?P<new>[\w:./'-]+(?: [\w:./'-]+){{0,2}})[.!]*$", re.IGNORECASE),
+]
+_FILLER = re.compile(r"^(?:the |a |an |on |in |at |to )+|\s+(?:lol|haha|sorry|oops)$", re.IGNORECASE)
+
+
+def correction(clause: str) -> tuple[str, str | None] | None:
+    """(new value, corrected value or None) for a correction clause, else None."""
+    whole = clause.strip()
+    first = whole.split(", ")[0].strip()  # "sorry 7:40 not 6:40, misread the ticket"
+    for pattern in _CORRECTIONS:
+        m = pattern.match(whole) or pattern.match(first)
+        if m:
+            new = _FILLER.sub("", m.group("new").strip(" .!"))
+            old = m.groupdict().get("old")
+            old = _FILLER.sub("", old.strip()) if old else None
+            if new and len(new) <= 60 and (old is None or len(old) <= 60):
+                return new, old
+    return None
