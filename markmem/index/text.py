@@ -54,9 +54,22 @@ def turn_body(entry: RawEntry) -> str:
     return f"[{human_date(entry.when)}] {turn_text(entry.content, entry.speaker)}"
 
 
+# words a question about a slot uses that its clause may not ("Where does the user work?" -> employer)
+SLOT_WORDS = {
+    "lives_in": "lives live home city moved", "staying_in": "staying currently now visiting",
+    "hometown": "from grew up hometown", "employer": "works work company employer job",
+    "job": "job work occupation profession role", "partner": "partner spouse relationship",
+    "pet": "pet pets animal", "diet": "diet eat food", "phone_model": "phone", "laptop": "laptop computer",
+    "car": "car drive vehicle", "member_of": "member club", "plays": "plays instrument",
+    "speaks": "speaks language languages", "learning": "learning learns", "school": "school",
+    "work_pattern": "work shift shifts hours",
+}
+
+
 def claim_body(claim: Claim) -> str:
     pred = claim.predicate.replace("_", " ")
-    return f"{claim.text} ({pred}: {claim.value})"
+    words = SLOT_WORDS.get(claim.predicate) or ("schedule when" if claim.predicate.startswith("routine_") else "")
+    return f"{claim.text} ({pred}: {claim.value}{'; ' + words if words else ''})"
 
 
 def content_hash(text: str) -> str:

@@ -52,6 +52,7 @@ class Recipe:
     decay_floor: float = 0.5  # a very old memory keeps this share of its score
     provenance: bool = True
     vectors: bool = True
+    fact_first: bool = True  # current searches: stale and low-content turns last, their successors in (read.facts)
 
 
 DEFAULT = Recipe()

@@ -1,14 +1,17 @@
 """Context packs: a token-budgeted, prompt-ready block; active claims only; every line cited by id.
 
 Layout, in this order, until the budget is spent (a line that does not fit is skipped, the
-next may still fit):
+next may still fit; a section header is only printed with a line under it):
 
-1. ``## What I remember about this user``: standing context (L0), the active claims of pinned
-   pages, by page and claim id;
-2. ``## Relevant memories``: the search hits in rank order, each ``- text (date) [id]``.
+1. ``## What I remember about this user``: facts first. The claims the search found, in rank order
+   (each is one clause), then the standing context (L0: the active claims of pinned pages);
+   de-duplicated by their text;
+2. ``## Relevant memories``: the turns among the hits in rank order, each ``- text (date) [id]``;
+   a turn not said by the user is labelled with its role (``- assistant: ...``).
 
-In a current pack (no ``as_of``/``known_at``) a superseded claim never appears, and neither does
-a turn whose every extracted claim has since been superseded: what it said is known to be stale.
+In a current pack (no ``as_of``/``known_at``) a claim that is no longer valid never appears, and
+neither does a turn whose every extracted claim has since been closed (what it said is known to
+be stale: the claim that replaced it is listed instead, see :mod:`.facts`) nor chit-chat.
 Tokens are counted with :mod:`markmem.adapters.tokens` (the built-in model's WordPiece tokenizer,
 or a named fallback); the pack records which. Same inputs, same pack, byte for byte.
 """
@@ -21,6 +24,7 @@ from functools import lru_cache
 
 from ..context import Context
 from ..model import Hit, Pack
+from .facts import low_content
 from .fts import claim_time
 
 HEADER = "## What I remember about this user"
@@ -78,20 +82,38 @@ def _citing(ctx: Context, user_id: str, turn_ids: Sequence[str], validity: str) 
 def pack(ctx: Context, user_id: str, hits: Sequence[Hit], budget: int, as_of: str | None = None,
          known_at: str | None = None) -> Pack:
     current = as_of is None and known_at is None
-    items: list[tuple[str, str]] = [("", HEADER)]
-    items += [(str(r["id"]), f"- {_one_line(str(r['text']))} [{r['id']}]")
-              for r in standing_claims(ctx, user_id, as_of, known_at)]
     stale = stale_turns(ctx, user_id, [h.id for h in hits if h.kind == "turn"]) if current else set()
-    kept = [h for h in hits if not (current and (h.valid_until is not None or h.id in stale))]
-    if kept:
-        items.append(("", RELEVANT))
-    items += [(h.id, _line(h)) for h in kept]
+    facts: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    relevant = [(h.id, h.text) for h in hits if h.kind == "claim" and not (current and h.valid_until is not None
+                                                                          and h.valid_until <= _now())]
+    standing = [(str(r["id"]), str(r["text"])) for r in standing_claims(ctx, user_id, as_of, known_at)]
+    for ident, text in relevant + standing:  # the question's facts first, then the standing ones
+        key = " ".join(text.casefold().split())
+        if key in seen:
+            continue
+        seen.add(key)
+        facts.append((ident, f"- {_one_line(text)} [{ident}]"))
+    turns = [h for h in hits if h.kind == "turn" and not (current and (h.superseded_by or h.valid_until is not None
+                                                                       or h.id in stale or low_content(h.text)))]
+    items: list[tuple[str, str]] = []
+    if facts:
+        items += [("", HEADER), *facts]
+    if turns:
+        items += [("", RELEVANT), *((h.id, _line(h)) for h in turns)]
     return _fit(items, budget, tuple(hits))
+
+
+def _now() -> str:
+    from ..ids import now
+
+    return now()
 
 
 def _line(h: Hit) -> str:
     date = f" ({h.valid_from[:10]})" if h.kind == "turn" and h.valid_from else ""
-    return f"- {_one_line(h.text)}{date} [{h.id}]"
+    who = f"{h.role}: " if h.kind == "turn" and h.role and h.role != "user" else ""
+    return f"- {who}{_one_line(h.text)}{date} [{h.id}]"
 
 
 def _one_line(text: str) -> str:
@@ -107,8 +129,8 @@ def _fit(items: list[tuple[str, str]], budget: int, hits: tuple[Hit, ...]) -> Pa
     for (ident, line), cost in zip(items, costs, strict=True):
         if ident in cited or used + cost > budget:
             continue
-        if not ident and line == RELEVANT and not _any_fits(items, costs, used + cost, budget, cited):
-            continue
+        if not ident and not _any_fits(items, costs, line, used + cost, budget, cited):
+            continue  # never a section header without a line under it
         lines.append(line)
         used += cost
         if ident:
@@ -117,8 +139,13 @@ def _fit(items: list[tuple[str, str]], budget: int, hits: tuple[Hit, ...]) -> Pa
     return Pack(text, used, budget, name, tuple(cited), hits)
 
 
-def _any_fits(items: list[tuple[str, str]], costs: list[int], used: int, budget: int, cited: list[str]) -> bool:
-    """Whether any hit line after the section header still fits (else the header is left out)."""
-    start = next(i for i, (ident, line) in enumerate(items) if not ident and line == RELEVANT) + 1
-    return any(used + c <= budget and ident not in cited for (ident, _), c in zip(items[start:], costs[start:],
-                                                                                    strict=True))
+def _any_fits(items: list[tuple[str, str]], costs: list[int], header: str, used: int, budget: int,
+              cited: list[str]) -> bool:
+    """Whether any line of this header's section still fits (else the header is left out)."""
+    start = next(i for i, (ident, line) in enumerate(items) if not ident and line == header) + 1
+    for (ident, _), c in zip(items[start:], costs[start:], strict=True):
+        if not ident:
+            return False  # the next section
+        if used + c <= budget and ident not in cited:
+            return True
+    return False

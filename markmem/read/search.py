@@ -9,7 +9,7 @@ from typing import Any
 from ..context import Context
 from ..index import lexicon
 from ..model import Hit, Source
-from . import fts
+from . import facts, fts
 from .fuse import DEFAULT, Cand, Recipe, day_number, fuse, trace
 from .query import Query, parse
 
@@ -46,7 +46,10 @@ def _search(ctx: Context, query: str, user_id: str, top_k: int, as_of: str | Non
     if not cands:
         return []
     ref_day = day_number((as_of or known_at or datetime.now(timezone.utc).isoformat())[:10])
-    ranked = fuse(list(cands.values()), recipe, q, ref_day)[:top_k]
+    ranked = fuse(list(cands.values()), recipe, q, ref_day)
+    if as_of is None and known_at is None and recipe.fact_first:
+        ranked = facts.rerank(ctx.cache, user_id, ranked[: max(3 * top_k, top_k + 10)], query)
+    ranked = ranked[:top_k]
     top_bm25 = max((c.bm25 for c in cands.values()), default=0.0)
     hits = _hits(ctx, ranked, user_id, recipe, top_bm25 if explain else None)
     if explain:
@@ -135,7 +138,8 @@ def _hits(ctx: Context, ranked: list[Cand], user_id: str, recipe: Recipe, top_bm
 def _turn_hit(row: dict[str, Any], c: Cand, explain: dict[str, Any] | None) -> Hit:
     src = Source(row["id"], row["path"], row["occurred_at"], json.loads(row["metadata"] or "{}"))
     return Hit(id=row["id"], kind="turn", score=round(c.score, 6), text=row["content"], user_id=row["user_id"],
-               valid_from=row["valid_at"], sources=(src,), explain=explain)
+               valid_from=row["valid_at"], valid_until=c.row.get("valid_until"), sources=(src,), explain=explain,
+               superseded_by=c.row.get("superseded_by"), role=c.row.get("role") or row.get("role"))
 
 
 def _claim_hit(ctx: Context, row: dict[str, Any], c: Cand, explain: dict[str, Any] | None) -> Hit:

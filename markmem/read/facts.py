@@ -1,0 +1,139 @@
+"""Fact-first ranking for current searches: what is true now comes before what was said.
+
+After fusion, in a current search (no ``as_of``/``known_at``):
+
+* a turn whose every extracted claim has since been closed is **stale**: it is marked
+  (``valid_until``, ``superseded_by``: the claim that replaced it, if any) and moved after
+  every turn that is not, and the active claim that replaced it is brought in at its place.
+  "Where do I live?" matches "I live in Lisbon" (said last year); the answer is the claim that
+  superseded it ("I moved to Porto");
+* a low-content turn ("ok sounds good", "haha yes") is moved after the turns that say something;
+* claims come before the turns they were extracted from (fusion already keeps one of the two);
+  a claim about someone else ("my dad lives in Aberdeen") comes after the turns, unless the
+  question names that person.
+
+One SQL statement reads the claims that cite the candidate turns; a successor is read by id.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from ..ids import now as utc_now
+from ..index.cache import Cache
+from .fts import CLAIM_COLS
+from .fuse import Cand
+
+_CHAT = re.compile(
+    r"^(?:(?:ok(?:ay)?|k|sure|yes|yeah|yep|yup|no|nope|nah|thanks|thank you|thx|ty|cool|nice|great|awesome|"
+    r"perfect|lol|haha+|hehe|hmm+|oh|ah|wow|right|exactly|totally|true|same|agreed|got it|sounds good|"
+    r"sounds great|makes sense|fair enough|good|fine|alright|all right|will do|of course|no problem|np|"
+    r"you too|bye|goodbye|see you|good night|morning|hi|hello|hey|me too|for sure|definitely|absolutely|"
+    r"i see|i know|that's (?:great|nice|cool|fair|true|right|funny|awesome)|haha yes|sounds good to me|"
+    r"good to know|love it|i agree|yes please|no thanks|not really|maybe|cheers)[\s!.,?:)(]*)+$",
+    re.IGNORECASE,
+)
+
+
+def low_content(text: str) -> bool:
+    """Chit-chat that holds no fact: "ok sounds good", "haha yes exactly!"."""
+    t = text.strip()
+    return len(t) < 60 and bool(_CHAT.match(t))
+
+
+def rerank(cache: Cache, user_id: str, ranked: list[Cand], query: str = "") -> list[Cand]:
+    """Fused candidates, fact first (see the module docstring). Marks go in ``Cand.row``."""
+    turns = [c for c in ranked if c.kind == "turn"]
+    citing = _citing(cache, user_id, [c.id for c in turns])
+    have = {c.id for c in ranked if c.kind == "claim"}
+    present = utc_now()
+    successors: dict[str, Cand] = {}
+    facts: list[Cand] = []
+    said: list[Cand] = []
+    late: list[Cand] = []
+    for c in ranked:
+        if c.kind != "turn":
+            facts.append(c)
+            continue
+        claims = citing.get(c.id, [])
+        live = [r for r in claims if _current(r, present)]
+        if claims and not live:
+            closed = max(claims, key=lambda r: r["valid_until"] or "")
+            c.row = {**c.row, "valid_until": closed["valid_until"], "superseded_by": closed["superseded_by"]}
+            nxt = closed["superseded_by"]
+            if nxt and nxt not in have and nxt not in successors:
+                successors[nxt] = c
+            late.append(c)
+        elif low_content(str(c.row.get("content") or "")):
+            late.append(c)
+        else:
+            said.append(c)
+    found = _successors(cache, user_id, successors, present)
+    for start, row in found.items():
+        if row["id"] in have:
+            continue
+        stale = successors[start]
+        new = Cand("claim", row["id"], row, dict(stale.ranks), bm25=stale.bm25, cos=stale.cos)
+        new.score = stale.score
+        new.weights = {**stale.weights, "replaces": 1.0}
+        facts.append(new)
+        have.add(row["id"])
+    facts.sort(key=lambda c: -c.score)
+    asked = query.casefold()
+    own = [c for c in facts if _about(c, user_id, asked)]
+    others = [c for c in facts if not _about(c, user_id, asked)]
+    return own + said + others + late
+
+
+def _about(c: Cand, user_id: str, asked: str) -> bool:
+    """A claim about the user, or about the person the question names ("Where does Kai work?")."""
+    subject = str(c.row.get("subject") or user_id)
+    return subject == user_id or subject.casefold() in asked
+
+
+def _current(row: dict[str, Any], present: str) -> bool:
+    return (row["valid_until"] is None or row["valid_until"] > present) and \
+        (row["valid_from"] is None or row["valid_from"] <= present)
+
+
+def _citing(cache: Cache, user_id: str, turn_ids: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
+    """The claims (any time) that cite each turn, by turn id."""
+    if not turn_ids:
+        return {}
+    rows = cache.user(user_id).rows(
+        "SELECT c.sources, c.valid_from, c.valid_until, c.superseded_by FROM claims c "
+        f"WHERE c.user_id = ? AND c.archived = 0 AND ({' OR '.join('instr(c.sources, ?) > 0' for _ in turn_ids)})",
+        [user_id, *(f"#{i}\"" for i in turn_ids)],
+    )
+    wanted = set(turn_ids)
+    out: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        for ref in json.loads(r["sources"] or "[]"):
+            rid = ref.rsplit("#", 1)[-1]
+            if rid in wanted:
+                out.setdefault(rid, []).append(r)
+    return out
+
+
+def _successors(cache: Cache, user_id: str, wanted: dict[str, Cand], present: str) -> dict[str, dict[str, Any]]:
+    """The claim now current at the end of each supersession chain (a few hops at most)."""
+    out: dict[str, dict[str, Any]] = {}
+    for start in wanted:
+        cid: str | None = start
+        for _ in range(8):
+            if cid is None:
+                break
+            rows = cache.user(user_id).rows(
+                f"SELECT {CLAIM_COLS}, c.valid_until AS valid_until, c.superseded_by AS superseded_by "
+                "FROM claims c WHERE c.id = ? AND +c.user_id = ? AND c.archived = 0", [cid, user_id])
+            if not rows:
+                break
+            row = rows[0]
+            if _current(row, present):
+                out[start] = row
+                break
+            cid = row["superseded_by"]
+    return out
