@@ -100,7 +100,7 @@ def test_commits_made_elsewhere_are_picked_up_on_open(tmp_repo: Path) -> None:
     (page,) = [p for p in mem.get_all("alice") if p.title == "lives in"]
     mem.close()
     path = tmp_repo / page.path
-    path.write_text(path.read_text().replace("Lisbon and I work as a pilot", "Lisbon and I work as a zookeeper"))
+    path.write_text(path.read_text().replace("I live in Lisbon", "I live in Lisbon next to a zookeeper"))
     git(tmp_repo, "commit", "-qam", "human edit")
     with Memory(tmp_repo, pii_engine="regex", vector_model=None, background=False) as again:
         assert any(h.kind == "claim" for h in again.search("zookeeper", user_id="alice"))

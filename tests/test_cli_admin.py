@@ -54,7 +54,7 @@ def test_export_import_jsonl_round_trip(repo: Path, tmp_path: Path) -> None:
 def test_export_to_stdout_and_mem0_import(repo: Path, tmp_path: Path) -> None:
     md = run(repo, "export", "--to", "memory-md", "--user", "ana")
     assert md.exit_code == 0 and md.output.startswith("# Memory") and "- I moved to Porto" in md.output
-    assert "Lisbon and I like" in md.output and "nurse" not in md.output
+    assert "- I like green tea" in md.output and "nurse" not in md.output
     mem0_file = tmp_path / "mem0.json"
     mem0_file.write_text(json.dumps([{"id": "m1", "memory": "Prefers window seats", "user_id": "cy"}]))
     result = run(repo, "import", str(mem0_file), "--from", "mem0")

@@ -12,7 +12,8 @@ After fusion, in a current search (no ``as_of``/``known_at``):
   a claim about someone else ("my dad lives in Aberdeen") comes after the turns, unless the
   question names that person.
 
-One SQL statement reads the claims that cite the candidate turns; a successor is read by id.
+Two SQL statements find the stale turns among the candidates (see ``_citing``); a successor is read
+by id.
 """
 
 from __future__ import annotations
@@ -46,10 +47,9 @@ def low_content(text: str) -> bool:
 
 def rerank(cache: Cache, user_id: str, ranked: list[Cand], query: str = "") -> list[Cand]:
     """Fused candidates, fact first (see the module docstring). Marks go in ``Cand.row``."""
-    turns = [c for c in ranked if c.kind == "turn"]
-    citing = _citing(cache, user_id, [c.id for c in turns])
-    have = {c.id for c in ranked if c.kind == "claim"}
     present = utc_now()
+    stale = _citing(cache, user_id, [c.id for c in ranked if c.kind == "turn"], present)
+    have = {c.id for c in ranked if c.kind == "claim"}
     successors: dict[str, Cand] = {}
     facts: list[Cand] = []
     said: list[Cand] = []
@@ -58,10 +58,8 @@ def rerank(cache: Cache, user_id: str, ranked: list[Cand], query: str = "") -> l
         if c.kind != "turn":
             facts.append(c)
             continue
-        claims = citing.get(c.id, [])
-        live = [r for r in claims if _current(r, present)]
-        if claims and not live:
-            closed = max(claims, key=lambda r: r["valid_until"] or "")
+        if c.id in stale:
+            closed = max(stale[c.id], key=lambda r: r["valid_until"] or "")
             c.row = {**c.row, "valid_until": closed["valid_until"], "superseded_by": closed["superseded_by"]}
             nxt = closed["superseded_by"]
             if nxt and nxt not in have and nxt not in successors:
@@ -75,10 +73,10 @@ def rerank(cache: Cache, user_id: str, ranked: list[Cand], query: str = "") -> l
     for start, row in found.items():
         if row["id"] in have:
             continue
-        stale = successors[start]
-        new = Cand("claim", row["id"], row, dict(stale.ranks), bm25=stale.bm25, cos=stale.cos)
-        new.score = stale.score
-        new.weights = {**stale.weights, "replaces": 1.0}
+        old = successors[start]
+        new = Cand("claim", row["id"], row, dict(old.ranks), bm25=old.bm25, cos=old.cos)
+        new.score = old.score
+        new.weights = {**old.weights, "replaces": 1.0}
         facts.append(new)
         have.add(row["id"])
     facts.sort(key=lambda c: -c.score)
@@ -99,14 +97,25 @@ def _current(row: dict[str, Any], present: str) -> bool:
         (row["valid_from"] is None or row["valid_from"] <= present)
 
 
-def _citing(cache: Cache, user_id: str, turn_ids: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
-    """The claims (any time) that cite each turn, by turn id."""
+def _citing(cache: Cache, user_id: str, turn_ids: Sequence[str], present: str) -> dict[str, list[dict[str, Any]]]:
+    """The closed claims that cite each turn, for the turns no current claim cites, by turn id.
+    Two statements over the user's closed claims (few), then its current ones for those turns only."""
+    closed = _sources(cache, user_id, turn_ids, "c.valid_until IS NOT NULL AND c.valid_until <= ?", [present])
+    if not closed:
+        return {}
+    live = _sources(cache, user_id, sorted(closed), "(c.valid_until IS NULL OR c.valid_until > ?)", [present])
+    return {rid: rows for rid, rows in closed.items() if rid not in live}
+
+
+def _sources(cache: Cache, user_id: str, turn_ids: Sequence[str], when: str,
+             params: list[str]) -> dict[str, list[dict[str, Any]]]:
     if not turn_ids:
         return {}
     rows = cache.user(user_id).rows(
         "SELECT c.sources, c.valid_from, c.valid_until, c.superseded_by FROM claims c "
-        f"WHERE c.user_id = ? AND c.archived = 0 AND ({' OR '.join('instr(c.sources, ?) > 0' for _ in turn_ids)})",
-        [user_id, *(f"#{i}\"" for i in turn_ids)],
+        f"WHERE c.user_id = ? AND {when} AND c.archived = 0 "
+        f"AND ({' OR '.join('instr(c.sources, ?) > 0' for _ in turn_ids)})",
+        [user_id, *params, *(f"#{i}\"" for i in turn_ids)],
     )
     wanted = set(turn_ids)
     out: dict[str, list[dict[str, Any]]] = {}

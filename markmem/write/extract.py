@@ -14,15 +14,15 @@ Hedged sentences ("I think...") get a low confidence, so their candidates go to 
 from __future__ import annotations
 
 import re
-from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from ..ids import format_time
 from ..model import Candidate, RawEntry
 from ..ports import Extraction
 from .clauses import Splitter
-from .extract_change import DAYTIME, changes
+from .extract_change import norm_value, singular, slot_name
+from .extract_recall import Recall
 from .extract_rules import (
     ASSISTANT_LABELS,
     CLOSERS,
@@ -33,6 +33,7 @@ from .extract_rules import (
     NEGATIONS,
     NOT_SPEAKERS,
     QUESTION_START,
+    RULE_NEEDS,
     RULES,
     SINGLE_REL,
     SKIP,
@@ -43,7 +44,7 @@ from .extract_rules import (
     looks_like_place,
 )
 from .extract_rules import REL as _REL
-from .extract_subject import correction, third_party
+from .extract_subject import third_party
 from .extract_time import scheduled, temporary
 
 __all__ = ["RULES", "HeuristicExtractor", "_REL", "clean_value", "facts_in", "norm_value", "sentences"]
@@ -146,15 +147,6 @@ def clean_value(value: str, predicate: str = "") -> str:
     return value.strip(" \"'`-:")
 
 
-def norm_value(value: str) -> str:
-    v = re.sub(r"^(?:a|an|the|my)\s+", "", value.casefold().strip())
-    return re.sub(r"[^\w<> ]+", "", v).strip()
-
-
-def _singular(word: str) -> str:
-    return word[:-1] if word.endswith("s") and not word.endswith("ss") and len(word) > 3 else word
-
-
 def _predicate(base: str, match: re.Match[str], value: str, multi: bool) -> tuple[str, str, bool]:
     if base == "prefers":
         value = _CONTEXT.split(_PREFER_SPLIT.split(value)[0])[0]
@@ -162,16 +154,16 @@ def _predicate(base: str, match: re.Match[str], value: str, multi: bool) -> tupl
         words = re.findall(r"[a-z]+", parts[0].casefold())
         if not words or words[0] == "to" or (len(words) < 2 and len(parts) < 2):
             return "prefers", value, True  # "I prefer tea": the category is unknown, so it only adds
-        return f"{_singular(words[-1])}_preference", value, False
+        return f"{singular(words[-1])}_preference", value, False
     if base == "pet_named":
         return "pet", f"{match.group('k').casefold()} named {value}", True
     if base == "diet_avoid":
         return "diet", f"no {value}", False
     if base == "routine":
-        kind = _slot(match.group("k") or "exercise")
+        kind = slot_name(match.group("k") or "exercise")
         return f"routine_{kind}", value, False
     if base == "slot":
-        return _slot(match.group("k")), value, False
+        return slot_name(match.group("k")), value, False
     if base == "favorite":
         kind = re.sub(r"[^a-z]+", "_", match.group("k").casefold()).strip("_")
         return f"favorite_{kind}", value, multi
@@ -180,14 +172,6 @@ def _predicate(base: str, match: re.Match[str], value: str, multi: bool) -> tupl
         kind = {"mom": "mother", "mum": "mother", "dad": "father"}.get(kind, kind)
         return f"relationship_{kind}", value, multi and match.group("k").casefold() not in SINGLE_REL
     return base, value, multi
-
-
-def _slot(words: str) -> str:
-    """A slot name from the user's words: "favourite colour" -> favorite_colour, "yoga" -> yoga."""
-    w = re.sub(r"^(?:my|the|a|an)\s+", "", words.casefold().strip())
-    w = re.sub(r"\bfavou?rite\b|\bfave?\b", "favorite", w)
-    w = " ".join(_singular(x) for x in w.split())
-    return re.sub(r"[^a-z0-9]+", "_", w).strip("_")[:40] or "thing"
 
 
 def _value(match: re.Match[str], base: str, text: str) -> str | None:
@@ -218,7 +202,10 @@ def facts_in(sentence: str) -> list[Fact]:
     s = strip_lead(normalise(sentence))
     out: list[Fact] = []
     seen: set[str] = set()
-    for pattern, base, kind, multi, conf in RULES:
+    low = s.lower()
+    for (pattern, base, kind, multi, conf), need in zip(RULES, RULE_NEEDS, strict=True):
+        if need is not None and not any(n in low for n in need):
+            continue  # the rule's required words are absent: it cannot match (see extract_rules.needs)
         m = pattern.search(s)
         if not m:
             continue
@@ -244,8 +231,7 @@ class HeuristicExtractor:
 
     def __init__(self, splitter: Splitter | None = None) -> None:
         self.split: Splitter = splitter or clauses
-        self._recent: OrderedDict[str, list[Recent]] = OrderedDict()
-        self._others: dict[str, tuple[str, str]] = {}
+        self.recall = Recall()
 
     def extract(self, entries: Sequence[RawEntry]) -> Extraction:
         out: list[Candidate] = []
@@ -268,19 +254,20 @@ class HeuristicExtractor:
         hedged = bool(HEDGE.search(s))
         out: list[Candidate] = []
         for text in _statements(self.split(s), s.rstrip().endswith("?")):
-            fixed = self._correction(entry, subject, text)
+            fixed = self.recall.correction(entry, text)
             if fixed is not None:
                 out.extend(fixed)
                 continue
             who, c = subject, text
-            third = third_party(strip_lead(text), other or self._other(entry))
+            lead = strip_lead(text)
+            third = third_party(lead, other or (self.recall.other(entry) if _PRONOUN_START.match(lead) else None))
             if third is not None:
                 who, c = third
                 other = who
-                self._others[entry.user_id] = (who, entry.when)
+                self.recall.named(entry, who)
             for cand in self._clause(entry, who, c, text, 0.4 if hedged else None):
                 out.append(cand)
-                self._remember(entry, cand)
+                self.recall.remember(entry, cand)
         return _start_dates(out, s, entry.when), other
 
     def _clause(self, entry: RawEntry, who: str, c: str, text: str, conf_cap: float | None) -> list[Candidate]:
@@ -298,7 +285,7 @@ class HeuristicExtractor:
         if not facts and "valid_until" in when and (place := _temp_place(c)):
             facts = [("staying_in", place, "fact", False, 0.8, False)]
         if not facts and "valid_until" not in when:
-            changed = self._changes(entry, strip_lead(c), text, when.get("valid_from"))
+            changed = self.recall.changes(entry, who, strip_lead(c), text, when.get("valid_from"))
             if changed:
                 return changed
         out = []
@@ -310,103 +297,8 @@ class HeuristicExtractor:
                                  valid_until=when.get("valid_until")))
         return out
 
-    def _other(self, entry: RawEntry) -> str | None:
-        """The third party this user spoke of lately ("she starts at ..." a few days later)."""
-        last = self._others.get(entry.user_id)
-        return last[0] if last and last[1] >= _days_before(entry.when, 10) else None
 
-    # -- corrections: "sorry, I meant Tuesday" --------------------------------------------------
-    def _correction(self, entry: RawEntry, subject: str, text: str) -> list[Candidate] | None:
-        found = correction(text)
-        if found is None:
-            return None
-        new, old = found
-        target = self._target(entry, subject, old)
-        if target is None:
-            return None
-        value = _replace_value(target.value, new, old)
-        base = dict(type=target.type, multi=target.multi, valid_from=target.valid_from)
-        out = []
-        if target.multi:  # each value has its own page: end the wrong one, add the right one
-            out.append(Candidate(entry.id, target.subject, target.predicate, target.value, text, 0.9,
-                                 negated=True, **base))  # type: ignore[arg-type]
-        cand = Candidate(entry.id, target.subject, target.predicate, value, text, 0.9, **base)  # type: ignore[arg-type]
-        out.append(cand)
-        self._remember(entry, cand)
-        return out
-
-    # -- changes stated against an earlier fact: "replaced the leaf with an ioniq", "back to turin"
-    def _changes(self, entry: RawEntry, clause: str, text: str, start: str | None) -> list[Candidate]:
-        recent = self._recent.get(entry.user_id, [])
-        for ch in changes(clause):
-            if ch.kind == "slot":
-                target = _by_slot(recent, ch.key)
-                if target is None:
-                    if not DAYTIME.search(ch.new):
-                        continue
-                    cand = Candidate(entry.id, _subject(entry), f"routine_{_slot(ch.key)}", ch.new, text, 0.75,
-                                     type="fact", valid_from=start)
-                    self._remember(entry, cand)
-                    return [cand]
-            else:
-                target = _by_value(recent, ch.old if ch.kind in ("replace", "close") else ch.new)
-            if target is None:
-                continue
-            if ch.kind == "close":
-                return [Candidate(entry.id, target.subject, target.predicate, target.value, text, 0.85,
-                                  type=target.type, multi=target.multi, negated=True)]
-            value = target.value if ch.kind == "back" else ch.new
-            out = []
-            if target.multi and ch.kind == "replace":
-                out.append(Candidate(entry.id, target.subject, target.predicate, target.value, text, 0.85,
-                                     type=target.type, multi=True, negated=True))
-            cand = Candidate(entry.id, target.subject, target.predicate, value, text, 0.85, type=target.type,
-                             multi=target.multi, valid_from=start)
-            self._remember(entry, cand)
-            return [*out, cand]
-        return []
-
-    def _target(self, entry: RawEntry, subject: str, old: str | None) -> Recent | None:
-        recent = self._recent.get(entry.user_id, [])
-        if old:
-            o = norm_value(old)
-            for r in reversed(recent):
-                if o and o in norm_value(r.value):
-                    return r
-            return None
-        for r in reversed(recent):  # the latest fact, if it was said lately (same conversation)
-            if r.said >= _days_before(entry.when, 2):
-                return r
-            break
-        return None
-
-    def _remember(self, entry: RawEntry, cand: Candidate) -> None:
-        if cand.negated:
-            return
-        recent = self._recent.setdefault(entry.user_id, [])
-        self._recent.move_to_end(entry.user_id)
-        recent.append(Recent(cand.subject, cand.predicate, cand.value, cand.type, cand.multi,
-                             cand.valid_from or entry.when, entry.when))
-        del recent[:-_RECENT_FACTS]
-        while len(self._recent) > _RECENT_USERS:
-            self._recent.popitem(last=False)
-
-
-_RECENT_FACTS = 32
-_RECENT_USERS = 4096
-
-
-@dataclass(frozen=True)
-class Recent:
-    subject: str
-    predicate: str
-    value: str
-    type: str
-    multi: bool
-    valid_from: str
-    said: str
-
-
+_PRONOUN_START = re.compile(r"^(?:(?:and|but|so|also|then)[, ]+)*(?:she|he|they)\b", re.IGNORECASE)
 def _statements(parts: list[str], asked: bool) -> list[str]:
     """The clauses that state something: a sentence ending in "?" keeps only the clauses before its
     last one that do not ask ("in salzburg for a few days, any cafe tips?")."""
@@ -451,62 +343,6 @@ def _temp_place(clause: str) -> str | None:
 def temporary_predicate(predicate: str) -> str:
     """Where a temporary state is kept: beside the lasting fact, never closing it."""
     return "staying_in" if predicate in ("lives_in", "staying_in") else f"{predicate}_for_now"
-
-
-def _replace_value(value: str, new: str, old: str | None) -> str:
-    if old:
-        replaced = re.sub(re.escape(old), new, value, flags=re.IGNORECASE)
-        if replaced != value:
-            return replaced
-    days = re.compile(r"\b(?:mon|tues?|wed(?:nes)?|thu(?:rs)?|fri|sat(?:ur)?|sun)(?:day)?s?\b", re.IGNORECASE)
-    if days.search(value) and days.fullmatch(new.strip()):
-        return days.sub(new.strip(), value, count=1)
-    times = re.compile(r"\b\d{1,2}(?::\d\d)?\s*(?:am|pm)?\b", re.IGNORECASE)
-    if times.search(value) and times.fullmatch(new.strip()):
-        return times.sub(new.strip(), value, count=1)
-    return new
-
-
-_STOP = frozenset("a an the my our his her their to of in on at for with and or is are was be it".split())
-
-
-def _words(text: str) -> set[str]:
-    return {_singular(w) for w in norm_value(text).split() if w not in _STOP}
-
-
-def _by_value(recent: list[Recent], value: str) -> Recent | None:
-    """The latest fact whose value names ``value`` (or is named by it): "leaf" -> "nissan leaf"."""
-    want = _words(value)
-    if not want:
-        return None
-    for r in reversed(recent):
-        have = _words(r.value)
-        if have and (want <= have or have <= want):
-            return r
-    return None
-
-
-_GENERIC = frozenset("day days time times thing things one lesson lessons class session".split())
-
-
-def _by_slot(recent: list[Recent], key: str) -> Recent | None:
-    """The latest fact whose slot the user names: "climbing" -> routine_climbing, "bins" -> bin_day."""
-    want = _words(key) - _GENERIC
-    if not want:
-        return None
-    for r in reversed(recent):
-        if want & set(r.predicate.split("_")):
-            return r
-    return None
-
-
-def _days_before(when: str, days: int) -> str:
-    from datetime import timedelta
-
-    from ..ids import format_time
-    from .extract_time import parse_when
-
-    return format_time(parse_when(when) - timedelta(days=days))
 
 
 def _clause_facts(clause: str) -> list[tuple[str, str, str, bool, float, bool]]:

@@ -98,3 +98,20 @@ def _clean(value: str) -> str:
     v = re.sub(r"\s+(?:again|now|too|as well|instead|lol|haha|this season|this year|for good|for me|for us)$", "", v,
                flags=re.IGNORECASE)
     return v.strip()
+
+
+def norm_value(value: str) -> str:
+    v = re.sub(r"^(?:a|an|the|my)\s+", "", value.casefold().strip())
+    return re.sub(r"[^\w<> ]+", "", v).strip()
+
+
+def singular(word: str) -> str:
+    return word[:-1] if word.endswith("s") and not word.endswith("ss") and len(word) > 3 else word
+
+
+def slot_name(words: str) -> str:
+    """A slot name from the user's words: "favourite colour" -> favorite_colour, "yoga" -> yoga."""
+    w = re.sub(r"^(?:my|the|a|an)\s+", "", words.casefold().strip())
+    w = re.sub(r"\bfavou?rite\b|\bfave?\b", "favorite", w)
+    w = " ".join(singular(x) for x in w.split())
+    return re.sub(r"[^a-z0-9]+", "_", w).strip("_")[:40] or "thing"

@@ -1,0 +1,179 @@
+"""What the extractor remembers of each user: the latest facts, and the third party lately named.
+
+A correction ("sorry, I meant Tuesday") or a change stated against an earlier fact ("replaced the
+leaf with a hyundai ioniq", "back to turin", "climbing moved to saturdays") names no predicate:
+:class:`Recall` finds the fact it refers to among the user's recent facts (by the value it
+names, by the slot's name, or the latest fact of the last two days) and turns it into a
+candidate for that fact's predicate and subject. It is per process and bounded (32 facts for
+each of 4,096 users); a correction of a fact compiled by another process finds nothing and makes
+no claim, rather than a wrong one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import OrderedDict
+from dataclasses import dataclass
+from datetime import timedelta
+
+from ..ids import format_time
+from ..model import Candidate, RawEntry
+from .extract_change import DAYTIME, norm_value, singular, slot_name
+from .extract_change import changes as find_changes
+from .extract_subject import correction as find_correction
+from .extract_time import parse_when
+
+_RECENT_FACTS = 32
+_RECENT_USERS = 4096
+
+
+@dataclass(frozen=True)
+class Recent:
+    subject: str
+    predicate: str
+    value: str
+    type: str
+    multi: bool
+    valid_from: str
+    said: str
+
+
+class Recall:
+    def __init__(self) -> None:
+        self._recent: OrderedDict[str, list[Recent]] = OrderedDict()
+        self._others: dict[str, tuple[str, str]] = {}
+
+    def other(self, entry: RawEntry) -> str | None:
+        """The third party this user spoke of lately ("she starts at ..." a few days later)."""
+        last = self._others.get(entry.user_id)
+        return last[0] if last and last[1] >= _days_before(entry.when, 10) else None
+
+    def named(self, entry: RawEntry, who: str) -> None:
+        self._others[entry.user_id] = (who, entry.when)
+
+    # -- corrections: "sorry, I meant Tuesday" --------------------------------------------------
+    def correction(self, entry: RawEntry, text: str) -> list[Candidate] | None:
+        found = find_correction(text)
+        if found is None:
+            return None
+        new, old = found
+        target = self._target(entry, old)
+        if target is None:
+            return None
+        value = replace_value(target.value, new, old)
+        base = dict(type=target.type, multi=target.multi, valid_from=target.valid_from)
+        out = []
+        if target.multi:  # each value has its own page: end the wrong one, add the right one
+            out.append(Candidate(entry.id, target.subject, target.predicate, target.value, text, 0.9,
+                                 negated=True, **base))  # type: ignore[arg-type]
+        cand = Candidate(entry.id, target.subject, target.predicate, value, text, 0.9, **base)  # type: ignore[arg-type]
+        out.append(cand)
+        self.remember(entry, cand)
+        return out
+
+    # -- changes stated against an earlier fact: "replaced the leaf with an ioniq", "back to turin"
+    def changes(self, entry: RawEntry, subject: str, clause: str, text: str, start: str | None) -> list[Candidate]:
+        recent = self._recent.get(entry.user_id, [])
+        for ch in find_changes(clause):
+            if ch.kind == "slot":
+                target = _by_slot(recent, ch.key)
+                if target is None:
+                    if not DAYTIME.search(ch.new):
+                        continue
+                    cand = Candidate(entry.id, subject, f"routine_{slot_name(ch.key)}", ch.new, text, 0.75,
+                                     type="fact", valid_from=start)
+                    self.remember(entry, cand)
+                    return [cand]
+            else:
+                target = _by_value(recent, ch.old if ch.kind in ("replace", "close") else ch.new)
+            if target is None:
+                continue
+            if ch.kind == "close":
+                return [Candidate(entry.id, target.subject, target.predicate, target.value, text, 0.85,
+                                  type=target.type, multi=target.multi, negated=True)]
+            value = target.value if ch.kind == "back" else ch.new
+            out = []
+            if target.multi and ch.kind == "replace":
+                out.append(Candidate(entry.id, target.subject, target.predicate, target.value, text, 0.85,
+                                     type=target.type, multi=True, negated=True))
+            cand = Candidate(entry.id, target.subject, target.predicate, value, text, 0.85, type=target.type,
+                             multi=target.multi, valid_from=start)
+            self.remember(entry, cand)
+            return [*out, cand]
+        return []
+
+    def _target(self, entry: RawEntry, old: str | None) -> Recent | None:
+        recent = self._recent.get(entry.user_id, [])
+        if old:
+            o = norm_value(old)
+            for r in reversed(recent):
+                if o and o in norm_value(r.value):
+                    return r
+            return None
+        for r in reversed(recent):  # the latest fact, if it was said lately (same conversation)
+            if r.said >= _days_before(entry.when, 2):
+                return r
+            break
+        return None
+
+    def remember(self, entry: RawEntry, cand: Candidate) -> None:
+        if cand.negated:
+            return
+        recent = self._recent.setdefault(entry.user_id, [])
+        self._recent.move_to_end(entry.user_id)
+        recent.append(Recent(cand.subject, cand.predicate, cand.value, cand.type, cand.multi,
+                             cand.valid_from or entry.when, entry.when))
+        del recent[:-_RECENT_FACTS]
+        while len(self._recent) > _RECENT_USERS:
+            self._recent.popitem(last=False)
+
+
+def replace_value(value: str, new: str, old: str | None) -> str:
+    if old:
+        replaced = re.sub(re.escape(old), new, value, flags=re.IGNORECASE)
+        if replaced != value:
+            return replaced
+    days = re.compile(r"\b(?:mon|tues?|wed(?:nes)?|thu(?:rs)?|fri|sat(?:ur)?|sun)(?:day)?s?\b", re.IGNORECASE)
+    if days.search(value) and days.fullmatch(new.strip()):
+        return days.sub(new.strip(), value, count=1)
+    times = re.compile(r"\b\d{1,2}(?::\d\d)?\s*(?:am|pm)?\b", re.IGNORECASE)
+    if times.search(value) and times.fullmatch(new.strip()):
+        return times.sub(new.strip(), value, count=1)
+    return new
+
+
+_STOP = frozenset("a an the my our his her their to of in on at for with and or is are was be it".split())
+
+
+def _words(text: str) -> set[str]:
+    return {singular(w) for w in norm_value(text).split() if w not in _STOP}
+
+
+def _by_value(recent: list[Recent], value: str) -> Recent | None:
+    """The latest fact whose value names ``value`` (or is named by it): "leaf" -> "nissan leaf"."""
+    want = _words(value)
+    if not want:
+        return None
+    for r in reversed(recent):
+        have = _words(r.value)
+        if have and (want <= have or have <= want):
+            return r
+    return None
+
+
+_GENERIC = frozenset("day days time times thing things one lesson lessons class session".split())
+
+
+def _by_slot(recent: list[Recent], key: str) -> Recent | None:
+    """The latest fact whose slot the user names: "climbing" -> routine_climbing, "bins" -> bin_day."""
+    want = _words(key) - _GENERIC
+    if not want:
+        return None
+    for r in reversed(recent):
+        if want & set(r.predicate.split("_")):
+            return r
+    return None
+
+
+def _days_before(when: str, days: int) -> str:
+    return format_time(parse_when(when) - timedelta(days=days))
