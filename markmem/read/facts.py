@@ -25,7 +25,7 @@ from typing import Any
 
 from ..ids import now as utc_now
 from ..index.cache import Cache
-from .fts import CLAIM_COLS
+from .fts import CLAIM_COLS, hydrate_turns
 from .fuse import Cand
 
 _CHAT = re.compile(
@@ -48,6 +48,12 @@ def low_content(text: str) -> bool:
 def rerank(cache: Cache, user_id: str, ranked: list[Cand], query: str = "") -> list[Cand]:
     """Fused candidates, fact first (see the module docstring). Marks go in ``Cand.row``."""
     present = utc_now()
+    light = [c for c in ranked if c.kind == "turn" and "content" not in c.row and "rowid" in c.row]
+    if light:  # the lexicon's light rows hold no text; search hydrates them for its hits anyway
+        full = hydrate_turns(cache, [c.row["rowid"] for c in light], user_id)
+        for c in light:
+            if c.id in full:
+                c.row = {**c.row, **full[c.id]}
     stale = _citing(cache, user_id, [c.id for c in ranked if c.kind == "turn"], present)
     have = {c.id for c in ranked if c.kind == "claim"}
     successors: dict[str, Cand] = {}
