@@ -261,3 +261,24 @@ def test_fallback_opens_when_the_blind_types_are_not_blocked(tmp_repo: Path) -> 
         assert mem.doctor()["pii_gate"] == "regex"
         with pytest.raises(PiiBlocked):
             mem.add("mail maria@example.com", user_id="alice")
+
+
+def test_default_keeps_the_places_a_memory_is_for(tmp_repo: Path) -> None:
+    """The small spaCy model calls Porto a person: under the default, either way, the text is kept."""
+    with open_mem(tmp_repo) as mem:
+        porto = mem.add("I moved to Porto", user_id="alice")
+        assert mem.get(porto.ids[0]).content == "I moved to Porto" and porto.pii and not porto.masked
+        mem.flush()
+        assert "Porto" in mem.search("where did I move", user_id="alice", format="context").text
+        move = mem.add("We moved from Berlin to Munich", user_id="alice")
+        assert mem.get(move.ids[0]).content == "We moved from Berlin to Munich"
+        access = mem.export(user_id="alice", to="access")
+        assert {"LOCATION"} <= {e for r in access["raw"] for e in r["pii"]}  # listed for the data subject
+
+
+def test_street_address_loses_its_street_and_keeps_the_city(tmp_repo: Path) -> None:
+    with open_mem(tmp_repo) as mem:
+        result = mem.add("I live at 742 Evergreen Terrace, Springfield", user_id="alice")
+        assert mem.get(result.ids[0]).content == "I live at <STREET_ADDRESS>, Springfield"
+        assert "STREET_ADDRESS" in result.masked
+    assert b"Evergreen" not in repo_bytes(tmp_repo)
