@@ -242,3 +242,20 @@ def test_cli_update_is_gated(tmp_path: Path) -> None:
     held = CliRunner(env=env).invoke(main, ["update", json.loads(done.output)["id"], INJECTION])
     assert held.exit_code == 1 and "held for review" in held.output
     assert_no_secrets(tmp_path / "r")
+
+
+def test_rest_update_is_gated_and_can_be_the_agents(tmp_path: Path) -> None:
+    import httpx
+
+    from tests.test_api import running_api
+
+    repo = tmp_path / "r"
+    with open_mem(repo) as mem:
+        cid = fact(mem)
+    with running_api(repo) as url, httpx.Client(base_url=url, timeout=60) as client:
+        done = client.put(f"/claims/{cid}", json={"text": "I live in Bergen, mail ann@example.com", "by": "agent"})
+        assert done.status_code == 200, done.text
+        assert done.json()["provenance"] == "agent_inferred" and "<EMAIL_ADDRESS>" in done.json()["text"]
+        held = client.put(f"/claims/{done.json()['id']}", json={"text": INJECTION})
+        assert held.status_code == 400 and held.json()["error"] == "EditQuarantined"
+    assert_no_secrets(repo)
