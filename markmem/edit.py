@@ -14,7 +14,7 @@ from .model import Claim, Page
 from .store.git import message
 from .store.pages import render_body, write_page
 from .write import pipeline, review
-from .write.correct import EDIT_KEY, check_editor, correct, target_of
+from .write.correct import check_editor, correct, target_of
 from .write.gate import gate
 from .write.messages import clean_text
 
@@ -65,9 +65,9 @@ def _hold(ctx: Context, ident: str, text: str, by: str, reason: str) -> NoReturn
     target = target_of(page, cid)
     if page.user_id is None:
         raise EditQuarantined(reason, None, None)
-    meta = {EDIT_KEY: {"page": page.id, "claim": target.id if target else None, "by": by}}
+    held = {"page": page.id, "claim": target.id if target else None, "by": by}
     turn = {"role": "other", "name": f"{by} edit", "content": text}
-    result = pipeline.accept(ctx, [turn], page.user_id, metadata=meta)  # gates it again: same verdict
+    result = pipeline.accept(ctx, [turn], page.user_id, edit_of=held)  # gates it again: same verdict
     raw_id = result.ids[0]
     item_id = review.quarantine_item_id(raw_id) if result.quarantined else None
     raise EditQuarantined(reason, raw_id, item_id)

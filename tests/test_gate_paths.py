@@ -259,3 +259,8 @@ def test_rest_update_is_gated_and_can_be_the_agents(tmp_path: Path) -> None:
         held = client.put(f"/claims/{done.json()['id']}", json={"text": INJECTION})
         assert held.status_code == 400 and held.json()["error"] == "EditQuarantined"
     assert_no_secrets(repo)
+
+
+def test_callers_cannot_forge_a_held_edit(mem: Memory) -> None:
+    with pytest.raises(InvalidInput, match="reserved"):
+        mem.add(INJECTION, user_id="alice", metadata={"markmem_edit": {"page": "u/alice/profile/lives-in"}})

@@ -20,6 +20,7 @@ from ..store import raw
 from ..store.git import message
 from ..store.pages import page_ids_with_prefix, page_loader, write_page
 from . import review
+from .correct import EDIT_KEY
 from .extract import HeuristicExtractor
 from .gate import Fields, gate
 from .messages import clean_metadata, clean_name, to_turns
@@ -39,9 +40,13 @@ def accept(
     run_id: str | None = None,
     metadata: dict[str, Any] | None = None,
     occurred_at: object = None,
+    edit_of: dict[str, Any] | None = None,
 ) -> AddResult:
-    """Gate, then append durably. Returns only after the raw bytes are fsynced."""
+    """Gate, then append durably. Returns only after the raw bytes are fsynced. ``edit_of`` is for
+    ``edit.update`` alone: the held edit's target, kept under the metadata key callers may not use."""
     validate_user_id(user_id)
+    if isinstance(metadata, dict) and EDIT_KEY in metadata:
+        raise InvalidInput(f"metadata key {EDIT_KEY!r} is reserved for markmem", field="metadata")
     limit = ctx.settings.max_input_bytes
     turns = to_turns(messages, max_bytes=limit)
     when = None if occurred_at is None else parse_time(occurred_at, field="occurred_at")
@@ -57,7 +62,8 @@ def accept(
         RawEntry(
             id=new_raw_id(), user_id=user_id, role=t.role, content=g.text, recorded_at=stamp,
             occurred_at=when, speaker=g.fields.speaker, agent_id=g.fields.agent_id, run_id=g.fields.run_id,
-            metadata=g.fields.metadata, pii=g.entities, quarantined=g.quarantined,
+            metadata={**g.fields.metadata, EDIT_KEY: edit_of} if edit_of else g.fields.metadata,
+            pii=g.entities, quarantined=g.quarantined,
         )
         for t, g in zip(turns, gated, strict=True)
     ]
