@@ -12,6 +12,11 @@ decision           quarantine (injection guard held the turn)   low_confidence (
                    stays excluded (reason ``edited``)
 =================  ===========================================  ===========================================
 
+A quarantined turn carrying ``markmem_edit`` is an ``update()`` the injection guard held: approve
+applies that edit as its author made it (``human_edited`` or ``agent_inferred``), edit applies the
+reviewer's text as a human edit. A reviewer's text passes the one gate too; text that reads as an
+instruction override is refused (``EditQuarantined``) and the item stays pending.
+
 Each decision is ONE commit (``Markmem-Op: review``) holding the changed pages, the removed
 item file and one ops-log record (ids, kind and decision only, never text). The record's
 ``quarantine`` field is the raw row's new state; ``index.rebuild`` replays it, so a rebuilt
