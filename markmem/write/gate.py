@@ -3,12 +3,13 @@ the injection guard, over every stored text field of a record.
 
     Fields(text, speaker, agent_id, run_id, metadata)  ->  gate(ctx, records)  ->  Gated
 
-A record's ``text`` is scanned on its own; its side fields (speaker, agent/run ids, metadata
-keys and values, string or integer, at any depth) are laid out as one ``key: value`` text per
-record, so a value keeps its key as context ("ssn: 123456789"), and scanned in the same batch.
-Findings are mapped back to the field they fall in. If any finding's action is ``block``,
-:class:`PiiBlocked` is raised before anything is written. The injection guard reads the text
-and the side text; a hit is reported as ``quarantined`` (the caller holds the record for review).
+A record's side fields (speaker, agent/run ids, metadata keys and values, string or integer, at
+any depth) are laid out as one ``key: value`` text, so a value keeps its key as context ("ssn:
+123456789"); it follows the record's ``text`` after a paragraph break in ONE scanner document
+(spaCy's cost is per document), and findings are cut back to the field they fall in. If any
+finding's action is ``block``, :class:`PiiBlocked` is raised before anything is written. The
+injection guard reads the text and the side text; a hit is reported as ``quarantined`` (the
+caller holds the record for review).
 
 Callers: ``pipeline.accept`` (add), ``edit.update``, ``decide`` (review edits), and every
 importer (``portability.memos``, ``portability.restore``). Nothing else writes user text.
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from ..context import Context
 
 Detector = Callable[[str], "str | None"]
+_SEP = "\n\n"
 
 
 @dataclass(frozen=True)
@@ -67,12 +69,12 @@ def screen(
     """Scan every field of every record in one batch; raise PiiBlocked before anything is returned."""
     recs = [Fields(r) if isinstance(r, str) else r for r in records]
     layouts = [_Side.of(r) for r in recs]
-    unique = list(dict.fromkeys(s.text for s in layouts if s.text))  # a batch's turns share metadata
-    texts = [r.text for r in recs] + unique
+    # one scanner document per record (NER's cost is per document): text, a paragraph break, side text
+    texts = [r.text + _SEP + s.text if s.text else r.text for r, s in zip(recs, layouts, strict=True)]
     found = scanner.analyze_batch(texts) if texts else []
-    mains = found[: len(recs)]
-    by_side = dict(zip(unique, found[len(recs) :], strict=True))
-    sides = [by_side.get(s.text, []) for s in layouts]
+    mains = [_clip(fs, 0, len(r.text)) for r, fs in zip(recs, found, strict=True)]
+    sides = [_clip(fs, len(r.text) + len(_SEP), len(t)) if s.text else []
+             for r, s, t, fs in zip(recs, layouts, texts, found, strict=True)]
     blocked = {f.entity for fs in (*mains, *sides) for f in fs if policy.action(f.entity) == "block"}
     if blocked:
         raise PiiBlocked(tuple(sorted(blocked)))
