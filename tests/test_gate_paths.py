@@ -264,3 +264,25 @@ def test_rest_update_is_gated_and_can_be_the_agents(tmp_path: Path) -> None:
 def test_callers_cannot_forge_a_held_edit(mem: Memory) -> None:
     with pytest.raises(InvalidInput, match="reserved"):
         mem.add(INJECTION, user_id="alice", metadata={"markmem_edit": {"page": "u/alice/profile/lives-in"}})
+
+
+def test_every_module_that_writes_raw_or_pages_calls_the_one_gate() -> None:
+    """HOUSE_STYLE habit 11, read from the source: whoever appends raw entries or writes pages
+    imports ``write.gate.gate`` (a new importer or edit path that forgets it fails here)."""
+    import ast
+
+    import markmem
+
+    root = Path(markmem.__file__).parent
+    writers = []
+    for path in sorted(root.rglob("*.py")):
+        tree = ast.parse(path.read_text())
+        calls = {f"{n.func.value.id}.{n.func.attr}" if isinstance(n.func, ast.Attribute)
+                 and isinstance(n.func.value, ast.Name) else getattr(n.func, "id", "")
+                 for n in ast.walk(tree) if isinstance(n, ast.Call)}
+        if calls & {"raw.append", "write_page"} and path.parent.name != "store":
+            writers.append(path.relative_to(root).as_posix())
+            imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and (n.module or "")
+                        .endswith("gate") for a in n.names}
+            assert "gate" in imported, f"{path} bypasses the gate"
+    assert {"write/pipeline.py", "edit.py", "write/decide.py", "portability/restore.py"} <= set(writers)
