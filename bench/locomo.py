@@ -127,7 +127,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     repo = Path(args.repo or tempfile.mkdtemp(prefix="markmem-locomo-"))
     reuse = args.reuse and (repo / ".markmem").exists()
     model = None if args.vector_model.lower() in ("none", "off", "") else args.vector_model
-    mem = Memory(repo, pii_engine=args.pii_engine, vector_model=model, background=False)
+    mem = Memory(repo, pii_engine=args.pii_engine, pii_policy=args.pii_policy, vector_model=model, background=False)
     convs = {f"locomo-{f.stem}": json.loads(f.read_text()) for f in files}
     ingest_s = flush_s = 0.0
     turns = 0
@@ -186,6 +186,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--reuse", action="store_true", help="skip ingest when --repo already holds the data")
     ap.add_argument("--vector-model", default="builtin", help='"builtin" (default), a model2vec path/id, or "none"')
     ap.add_argument("--pii-engine", default="regex", help="PII gate (regex keeps ingest fast and offline)")
+    ap.add_argument("--pii-policy", default="default", help='"default" keeps names and places; "mask" masks them')
     ap.add_argument("--conversations", help="comma-separated file stems, e.g. 26,30")
     ap.add_argument("--k", type=int, default=5)
     ap.add_argument("--warmup", type=int, default=20)

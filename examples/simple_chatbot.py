@@ -43,7 +43,7 @@ def chat(mem: Memory, user_id: str, message: str) -> str:
 
 
 def run(repo: Path, user_id: str, messages: list[str]) -> None:
-    with Memory(repo, pii_engine="regex") as mem:
+    with Memory(repo) as mem:  # the default gate: Presidio if installed (else regex); names and places kept
         for message in messages:
             print(f"user> {message}\nbot > {chat(mem, user_id, message)}")
         print(f"\nmemory repo: {mem.root}")

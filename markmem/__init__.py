@@ -2,6 +2,7 @@
 
 from .config import Settings
 from .errors import (
+    EditQuarantined,
     EncryptionError,
     ErasureError,
     GateUnavailable,
@@ -25,6 +26,7 @@ __all__ = [
     "Claim",
     "Commit",
     "CompileReport",
+    "EditQuarantined",
     "EncryptionError",
     "ErasureError",
     "GateUnavailable",

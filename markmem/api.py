@@ -65,7 +65,9 @@ class AddRequest(BaseModel):
 
 
 class UpdateRequest(BaseModel):
-    text: str = Field(description="The corrected fact; recorded as a human_edited claim.")
+    text: str = Field(description="The corrected fact; gated like any input, then supersedes the claim.")
+    by: Literal["human", "agent"] = Field("human", description="Who made the edit: a person (human_edited) "
+                                          "or an agent acting on its own (agent_inferred).")
 
 
 class DecisionRequest(BaseModel):
@@ -162,7 +164,7 @@ def user_history(mem: Mem, user_id: str) -> Any:
 
 @router.put("/claims/{id:path}", tags=["write"])
 def update(mem: Mem, id: str, req: UpdateRequest) -> Any:
-    return to_jsonable(mem.update(id, req.text))
+    return to_jsonable(mem.update(id, req.text, by=req.by))
 
 
 @router.delete("/memories/{id:path}", tags=["write"])

@@ -66,7 +66,17 @@ def add(repo: Path, text: str | None, user_id: str, role: str, occurred_at: str 
         result = mem.add([{"role": role, "content": content}], user_id=user_id, metadata=meta, occurred_at=occurred_at)
         if flush:
             mem.flush()
-    _emit(result if as_json else "added " + ", ".join(result.ids), as_json)
+    _emit(result if as_json else _added(result), as_json)
+
+
+def _added(result: Any) -> str:
+    """``added r-1; masked EMAIL_ADDRESS; tagged PERSON; quarantined r-1 (held for review)``."""
+    tagged = [e for e in result.pii if e not in result.masked]
+    parts = ["added " + ", ".join(result.ids)]
+    parts += [f"{what} {', '.join(items)}" for what, items in (("masked", result.masked), ("tagged", tagged)) if items]
+    if result.quarantined:
+        parts.append(f"quarantined {', '.join(result.quarantined)} (held for review: markmem review)")
+    return "; ".join(parts)
 
 
 @main.command()

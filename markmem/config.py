@@ -20,12 +20,17 @@ EXTRACTORS = ("heuristic", "litellm", "anthropic", "openai")
 PII_ENGINES = ("auto", "presidio", "regex", "off")
 CACHE_LAYOUTS = ("auto", "one", "split")
 CLAUSE_PARSERS = ("auto", "spacy", "regex")
+# Names, places and groups are what a chatbot's memory is for: kept in the text, tagged as PII in
+# the raw entry (access export and erasure see them). Identifiers are masked. ``pii_policy="mask"``
+# masks names and places too; ``"default,US_SSN=block"`` starts from this and changes one type.
+NAME_ENTITIES = ("PERSON", "LOCATION", "NRP")
+DEFAULT_PII_POLICY = "mask," + ",".join(f"{e}=tag" for e in NAME_ENTITIES)
 
 
 @dataclass(frozen=True)
 class Settings:
     repo_path: Path = Path(".")
-    pii_policy: PiiPolicy = field(default_factory=PiiPolicy)
+    pii_policy: PiiPolicy = field(default_factory=lambda: parse_policy(None))  # DEFAULT_PII_POLICY
     pii_engine: str = "auto"  # auto: Presidio if importable, else regex (doctor reports which)
     spacy_model: str = DEFAULT_SPACY_MODEL
     extractor: str = "heuristic"
@@ -95,15 +100,19 @@ class Settings:
 
 
 def parse_policy(text: str | PiiPolicy | None) -> PiiPolicy:
-    """``"mask"`` or ``"mask,PERSON=tag,US_SSN=block"`` -> PiiPolicy."""
+    """``"mask"`` or ``"mask,PERSON=tag,US_SSN=block"`` -> PiiPolicy, taken literally; ``"default"``
+    (also None) is :data:`DEFAULT_PII_POLICY`, and ``"default,US_SSN=block"`` changes one type of it."""
     if text is None:
-        return PiiPolicy()
+        text = "default"
     if isinstance(text, PiiPolicy):
         return text
     default = "mask"
     per: dict[str, Any] = {}
     for part in (p.strip() for p in str(text).split(",") if p.strip()):
         key, _, val = part.partition("=")
+        if not val and key.strip().lower() == "default":
+            per.update((e, "tag") for e in NAME_ENTITIES)
+            continue
         action = (val or key).strip().lower()
         if action not in ("tag", "mask", "block"):
             raise InvalidInput(f"PII action must be tag, mask or block, not {action!r}")

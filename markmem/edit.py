@@ -1,17 +1,21 @@
-"""Human edits through the API: update (a human_edited claim at full trust) and delete."""
+"""Edits through the API: update (a correction that supersedes a claim, gated like any input) and delete."""
 
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import NoReturn
 
 from .context import Context
-from .errors import InvalidInput, NotFound
-from .ids import now, short_hash, validate_page_id
+from .errors import EditQuarantined, InvalidInput, NotFound
+from .ids import now, validate_page_id
 from .index.text import content_hash
 from .inspect import _CLAIM_RE, _RAW_RE, load_page
 from .model import Claim, Page
 from .store.git import message
 from .store.pages import render_body, write_page
+from .write import pipeline, review
+from .write.correct import check_editor, correct, target_of
+from .write.gate import gate
 from .write.messages import clean_text
 
 
@@ -26,8 +30,9 @@ def _page_of(ctx: Context, ident: str) -> tuple[Page, str | None]:
     return load_page(ctx, validate_page_id(ident)), None
 
 
-def _save(ctx: Context, page: Page, op: str, stamp: str) -> str | None:
-    page = replace(page, updated=stamp, body=render_body(page))
+def _save(ctx: Context, page: Page, op: str, stamp: str, rendered: bool = False) -> str | None:
+    if not rendered:
+        page = replace(page, updated=stamp, body=render_body(page))
     write_page(ctx.root, page, ctx.codec)
     sha = ctx.git.commit([page.path], message(f"markmem: {op} {page.id}", {"Markmem-Op": op,
                                                                             "Markmem-Users": page.user_id or ""}))
@@ -38,33 +43,34 @@ def _save(ctx: Context, page: Page, op: str, stamp: str) -> str | None:
     return sha
 
 
-def update(ctx: Context, ident: str, text: str) -> Claim:
+def update(ctx: Context, ident: str, text: str, by: str = "human") -> Claim:
+    """Gate ``text`` like any input, then supersede the claim. Injection text is held for review
+    (EditQuarantined); PII is masked or tagged per policy, or blocked (nothing written)."""
+    check_editor(by)
     text = clean_text(text, max_bytes=ctx.settings.max_input_bytes, field="text").strip()
+    gated = gate(ctx, [text])[0]
+    if gated.quarantined:
+        _hold(ctx, ident, text, by, gated.quarantined)
     with ctx.write_lock.held():
         page, cid = _page_of(ctx, ident)
-        active = [c for c in page.claims if c.active]
-        if cid:
-            target = next((c for c in page.claims if c.id == cid), None)
-        else:
-            target = active[0] if len(active) == 1 else None
-        if cid and target is None:
-            raise NotFound("claim", cid)
-        if target is not None and not target.active:
-            raise InvalidInput(f"claim {target.id} is already closed; update the active one", field="id")
         stamp = now()
-        new = Claim(
-            id="c-" + short_hash("human", page.id, text, stamp),
-            subject=target.subject if target else (page.user_id or "shared"),
-            predicate=target.predicate if target else "note",
-            value=text, text=text, provenance="human_edited", confidence=1.0,
-            valid_from=stamp, recorded_at=stamp, supersedes=target.id if target else None,
-        )
-        claims = [
-            replace(c, valid_until=stamp, closed_at=stamp, superseded_by=new.id) if target and c.id == target.id else c
-            for c in page.claims
-        ]
-        _save(ctx, replace(page, claims=(*claims, new)), "update", stamp)
+        changed, new = correct(page, target_of(page, cid), gated.text, by, stamp)
+        _save(ctx, changed, "update", stamp, rendered=True)
         return new
+
+
+def _hold(ctx: Context, ident: str, text: str, by: str, reason: str) -> NoReturn:
+    """Keep a suspicious edit as a quarantined raw entry of the page's owner; raise EditQuarantined."""
+    page, cid = _page_of(ctx, ident)
+    target = target_of(page, cid)
+    if page.user_id is None:
+        raise EditQuarantined(reason, None, None)
+    held = {"page": page.id, "claim": target.id if target else None, "by": by}
+    turn = {"role": "other", "name": f"{by} edit", "content": text}
+    result = pipeline.accept(ctx, [turn], page.user_id, edit_of=held)  # gates it again: same verdict
+    raw_id = result.ids[0]
+    item_id = review.quarantine_item_id(raw_id) if result.quarantined else None
+    raise EditQuarantined(reason, raw_id, item_id)
 
 
 def delete(ctx: Context, ident: str, hard: bool) -> str | None:

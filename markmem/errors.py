@@ -5,6 +5,7 @@
     │   └── InvalidUserId
     ├── NotFound              no page, claim, raw entry or review item with that id
     ├── PiiBlocked            the PII gate's policy is ``block`` and PII was found (nothing written)
+    ├── EditQuarantined       an edit read as an instruction override: held for review, not applied
     ├── GateUnavailable       a required gate cannot run (e.g. block policy, no scanner at all)
     ├── RepoError             the memory repo is not usable (not a repo, git failed, bad schema)
     │   └── MalformedPage     a page's frontmatter cannot be parsed (hand-edited into bad YAML)
@@ -57,6 +58,19 @@ class PiiBlocked(MarkmemError):
     def __init__(self, entities: tuple[str, ...]) -> None:
         super().__init__("input blocked by the PII gate: found " + ", ".join(sorted(set(entities))))
         self.entities = entities
+
+
+class EditQuarantined(MarkmemError):
+    """``update()`` text tripped the injection guard: the edit was not applied. It is held as a
+    quarantined raw entry (``raw_id``) whose review item ``item_id`` applies it when approved;
+    both are None when the page has no owner to hold it for (a shared page: nothing written)."""
+
+    def __init__(self, reason: str, raw_id: str | None, item_id: str | None) -> None:
+        held = f"held for review as {item_id}" if item_id else "not recorded (a shared page has no review queue)"
+        super().__init__(f"edit not applied: it reads as an instruction override ({reason}); {held}")
+        self.reason = reason
+        self.raw_id = raw_id
+        self.item_id = item_id
 
 
 class GateUnavailable(MarkmemError):

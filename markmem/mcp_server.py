@@ -148,7 +148,7 @@ class Tools:
         user_id: UserArg = None,
     ) -> dict[str, Any]:
         _owner(self.mem, id, self.scope.user(user_id))
-        return to_jsonable(self.mem.update(id, text))  # type: ignore[no-any-return]
+        return to_jsonable(self.mem.update(id, text, by="agent"))  # type: ignore[no-any-return]  # the model edits
 
     def wiki_history(self, id: IdArg, user_id: UserArg = None, include_diff: bool = False) -> dict[str, Any]:
         _owner(self.mem, id, self.scope.user(user_id))
@@ -176,7 +176,8 @@ TOOLS: list[tuple[str, str, ToolAnnotations]] = [
     ("wiki_read", "Read one page (with its claim ledger), claim or raw turn by id.", READ_ONLY),
     ("wiki_list", "List the user's pages with their current facts.", READ_ONLY),
     ("wiki_ingest", "Store a message in memory (PII-gated, durable); facts are compiled into pages.", WRITES),
-    ("wiki_supersede", "Correct a fact: a human_edited claim supersedes the old one, which stays in history.", WRITES),
+    ("wiki_supersede", "Correct a fact: your correction (recorded as the agent's) supersedes the old one, which "
+                       "stays in history.", WRITES),
     ("wiki_history", "Git history of a page or claim, with claim-level changes.", READ_ONLY),
     ("wiki_review", "List pending review items (quarantined or uncertain), or approve/reject/edit one.", WRITES),
 ]

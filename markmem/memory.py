@@ -11,7 +11,7 @@ from typing import Any
 from . import edit, inspect
 from .config import Settings, parse_policy
 from .context import Context
-from .errors import MarkmemError
+from .errors import EditQuarantined, MarkmemError
 from .ids import parse_time, validate_user_id
 from .index.rebuild import Progress, RebuildReport, rebuild
 from .model import AddResult, Claim, CompileReport, Hit, Pack, Page, RawEntry
@@ -207,9 +207,16 @@ class Memory:
         return lifecycle.maintenance(self._ctx, dry_run)
 
     # -- edit -----------------------------------------------------------------------
-    def update(self, id: str, text: str) -> Claim:
-        """Record a human correction: a ``human_edited`` claim that supersedes the old one."""
-        return edit.update(self._ctx, id, text)
+    def update(self, id: str, text: str, by: str = "human") -> Claim:
+        """Record a correction that supersedes the old claim: ``human_edited`` when a person made it
+        (``by="human"``), ``agent_inferred`` when an agent did (``by="agent"``: MCP's wiki_supersede).
+        The text passes the gate like any input; instruction-override text is not applied but held
+        for review (:class:`~markmem.errors.EditQuarantined`)."""
+        try:
+            return edit.update(self._ctx, id, text, by)
+        except EditQuarantined:
+            self._wake.set()  # the held edit compiles into its review item
+            raise
 
     def delete(self, id: str, hard: bool = False) -> str | None:
         """Archive (soft) or remove (hard) a page or claim; one commit. Returns the commit sha."""

@@ -137,6 +137,7 @@ class AddResult:
     user_id: str
     pii: tuple[str, ...] = ()  # entity types the gate found (masked or tagged per policy)
     quarantined: tuple[str, ...] = ()  # raw ids held for review by the injection guard
+    masked: tuple[str, ...] = ()  # the subset of ``pii`` replaced by <ENTITY>; the rest is tagged
 
 
 @dataclass(frozen=True)

@@ -68,7 +68,9 @@ def _codec(root: Path, settings: Settings) -> Codec:
 
 
 # Entity types only Presidio finds (NER, or recognizers the regex gate lacks).
-REGEX_BLIND = ("PERSON", "LOCATION", "US_ITIN", "CRYPTO")
+REGEX_BLIND = ("PERSON", "LOCATION", "NRP", "US_ITIN", "CRYPTO", "US_PASSPORT", "US_DRIVER_LICENSE",
+               "US_BANK_NUMBER", "UK_NHS", "UK_NINO", "UK_PASSPORT", "UK_DRIVING_LICENCE", "ES_NIF",
+               "IT_FISCAL_CODE", "IN_AADHAAR", "IN_PAN", "AU_TFN", "SG_NRIC_FIN")
 
 
 def _scanner(settings: Settings, warnings: list[str]) -> PiiScanner:

@@ -48,7 +48,8 @@ def test_core_never_imports_torch() -> None:
 
 def test_public_api_is_pinned() -> None:
     assert sorted(markmem.__all__) == sorted([
-        "AddResult", "Claim", "Commit", "CompileReport", "EncryptionError", "ErasureError", "GateUnavailable",
+        "AddResult", "Claim", "Commit", "CompileReport", "EditQuarantined", "EncryptionError", "ErasureError",
+        "GateUnavailable",
         "Hit", "InvalidInput", "InvalidUserId", "LockTimeout", "MalformedPage", "MarkmemError", "Memory",
         "NotFound", "Pack", "Page", "PiiBlocked", "PiiPolicy", "RawEntry", "RepoError", "Settings", "Source",
         "__version__",

@@ -11,7 +11,7 @@ import pytest
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 EXPECT = {  # a line each example must print: proof that memory reached the (mock) model
-    "simple_chatbot.py": "From memory:",
+    "simple_chatbot.py": "Actually I moved to Porto last month. [c-",  # the default gate keeps places
     "openai_chatbot.py": "(offline) Based on what you told me: I work as a nurse",
     "anthropic_chatbot.py": "(offline) I'll keep in mind: I'm allergic to peanuts",
     "litellm_chatbot.py": "(offline) From memory: My sister is called Maria",

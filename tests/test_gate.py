@@ -90,14 +90,41 @@ def commits(repo: Path) -> int:
     return int(git(repo, "rev-list", "--count", "HEAD"))
 
 
-def test_default_policy_is_mask() -> None:
-    assert Settings().pii_policy.default == "mask"
-    assert Settings.from_env({}).pii_policy.default == "mask"
+def test_default_policy_masks_identifiers_and_tags_names_and_places() -> None:
+    for policy in (Settings().pii_policy, Settings.from_env({}).pii_policy):
+        assert policy.default == "mask"
+        assert [policy.action(e) for e in ("PERSON", "LOCATION", "NRP")] == ["tag"] * 3
+        assert policy.action("US_SSN") == policy.action("STREET_ADDRESS") == "mask"
+    assert Settings.from_env({"MARKMEM_PII_POLICY": "mask"}).pii_policy.action("PERSON") == "mask"
 
 
-@pytest.mark.parametrize(("text", "entity", "value"), FORMATS)
-def test_mask_by_default_keeps_every_format_off_the_disk(tmp_repo: Path, text: str, entity: str, value: str) -> None:
+IDENTIFIERS = [f for f in FORMATS if f[1] not in ("PERSON", "LOCATION")]
+NAMES = [f for f in FORMATS if f[1] in ("PERSON", "LOCATION")]
+
+
+@pytest.mark.parametrize(("text", "entity", "value"), IDENTIFIERS)
+def test_mask_by_default_keeps_every_identifier_off_the_disk(tmp_repo: Path, text: str, entity: str,
+                                                             value: str) -> None:
     with open_mem(tmp_repo) as mem:
+        result = mem.add(text, user_id="alice")
+        assert entity in result.pii and entity in result.masked
+        mem.flush()
+        stored = mem.get(result.ids[0])
+        assert f"<{entity}>" in stored.content and value not in stored.content
+    assert value.encode() not in repo_bytes(tmp_repo)
+
+
+@pytest.mark.parametrize(("text", "entity", "value"), NAMES)
+def test_default_keeps_names_and_places_tagged(tmp_repo: Path, text: str, entity: str, value: str) -> None:
+    with open_mem(tmp_repo) as mem:
+        result = mem.add(text, user_id="alice")
+        entry = mem.get(result.ids[0])
+        assert entry.content == text and entity in entry.pii and entity not in result.masked
+
+
+@pytest.mark.parametrize(("text", "entity", "value"), NAMES)
+def test_policy_mask_keeps_names_and_places_off_the_disk(tmp_repo: Path, text: str, entity: str, value: str) -> None:
+    with open_mem(tmp_repo, pii_policy="mask") as mem:
         result = mem.add(text, user_id="alice")
         assert entity in result.pii
         mem.flush()
@@ -107,7 +134,7 @@ def test_mask_by_default_keeps_every_format_off_the_disk(tmp_repo: Path, text: s
 
 
 def test_mask_replaces_only_the_spans(tmp_repo: Path) -> None:
-    with open_mem(tmp_repo) as mem:
+    with open_mem(tmp_repo, pii_policy="mask") as mem:
         result = mem.add("My name is Maria Gonzalez and I prefer aisle seats", user_id="alice")
         assert mem.get(result.ids[0]).content == "My name is <PERSON> and I prefer aisle seats"
 
@@ -227,8 +254,31 @@ def test_block_with_explicit_regex_opens_and_doctor_names_the_gap(tmp_repo: Path
 
 
 def test_fallback_opens_when_the_blind_types_are_not_blocked(tmp_repo: Path) -> None:
-    policy = "block,PERSON=mask,LOCATION=mask,US_ITIN=mask,CRYPTO=mask"
+    from markmem.setup import REGEX_BLIND
+
+    policy = "block," + ",".join(f"{e}=mask" for e in REGEX_BLIND)
     with open_mem(tmp_repo, pii_engine="auto", spacy_model="no_such_model", pii_policy=policy) as mem:
         assert mem.doctor()["pii_gate"] == "regex"
         with pytest.raises(PiiBlocked):
             mem.add("mail maria@example.com", user_id="alice")
+
+
+def test_default_keeps_the_places_a_memory_is_for(tmp_repo: Path) -> None:
+    """The small spaCy model calls Porto a person: under the default, either way, the text is kept."""
+    with open_mem(tmp_repo) as mem:
+        porto = mem.add("I moved to Porto", user_id="alice")
+        assert mem.get(porto.ids[0]).content == "I moved to Porto" and porto.pii and not porto.masked
+        mem.flush()
+        assert "Porto" in mem.search("where did I move", user_id="alice", format="context").text
+        move = mem.add("We moved from Berlin to Munich", user_id="alice")
+        assert mem.get(move.ids[0]).content == "We moved from Berlin to Munich"
+        access = mem.export(user_id="alice", to="access")
+        assert {"LOCATION"} <= {e for r in access["raw"] for e in r["pii"]}  # listed for the data subject
+
+
+def test_street_address_loses_its_street_and_keeps_the_city(tmp_repo: Path) -> None:
+    with open_mem(tmp_repo) as mem:
+        result = mem.add("I live at 742 Evergreen Terrace, Springfield", user_id="alice")
+        assert mem.get(result.ids[0]).content == "I live at <STREET_ADDRESS>, Springfield"
+        assert "STREET_ADDRESS" in result.masked
+    assert b"Evergreen" not in repo_bytes(tmp_repo)

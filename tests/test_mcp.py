@@ -72,7 +72,7 @@ async def full_flow(client: Client) -> None:
     assert claim["page_id"] in {p["id"] for p in pages}
 
     new = await call(client, "wiki_supersede", id=claim["id"], text="I live in Porto")
-    assert new["provenance"] == "human_edited" and new["supersedes"] == claim["id"]
+    assert new["provenance"] == "agent_inferred" and new["supersedes"] == claim["id"]  # the model edited it
     history = await call(client, "wiki_history", id=claim["page_id"])
     assert [c["op"] for c in history["commits"]][:2] == ["update", "compile"]
 

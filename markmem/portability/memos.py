@@ -1,6 +1,6 @@
 """Foreign memories (mem0 records, memory-md bullets) -> raw entries + resolved claims.
 
-Each memory passes the same gates as ``add()`` (PII mask/block, injection quarantine), becomes
+Each memory passes the one gate ``add()`` uses (PII in its text and metadata, injection quarantine), becomes
 a raw entry and one candidate claim, and goes through the resolver, so supersession and page
 placement follow the same rules as compiled facts. The result is a :class:`Snapshot` that
 :mod:`.restore` writes in one commit. Caller holds the writer lock.
@@ -12,14 +12,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..context import Context
+from ..errors import InvalidInput
 from ..ids import new_raw_id, now
 from ..model import Candidate, RawEntry
 from ..store import raw
 from ..store.pages import page_loader
 from ..write import review
 from ..write.extract import RULES
-from ..write.gate import run_gates
-from ..write.messages import clean_text
+from ..write.gate import Fields, gate
+from ..write.messages import clean_metadata, clean_text
 from ..write.resolve import VOCAB, normalise_predicate, resolve
 from .snapshot import Snapshot
 
@@ -45,16 +46,12 @@ def to_snapshot(ctx: Context, memos: list[Memo]) -> tuple[Snapshot, int]:
     """Returns the snapshot to write and how many memos were skipped as already imported."""
     fresh = _unseen(ctx, memos)
     stamp = now()
-    texts = [clean_text(m.text, max_bytes=ctx.settings.max_input_bytes, field="memory") for m in fresh]
-    gated = run_gates(texts, ctx.scanner, ctx.settings.pii_policy, ctx.detect_injection) if texts else []
+    gated = gate(ctx, [_fields(ctx, m) for m in fresh])
     entries: dict[str, RawEntry] = {}
     cands: list[Candidate] = []
     for memo, g in zip(fresh, gated, strict=True):
-        meta = dict(memo.metadata)
-        if memo.key is not None:
-            meta[ID_FIELD[memo.source]] = memo.key
         entry = RawEntry(id=new_raw_id(), user_id=memo.user_id, role="tool", content=g.text, recorded_at=stamp,
-                         occurred_at=memo.occurred_at, speaker=memo.source, metadata=meta, pii=g.entities,
+                         occurred_at=memo.occurred_at, speaker=memo.source, metadata=g.fields.metadata, pii=g.entities,
                          quarantined=g.quarantined, path=raw.raw_path(memo.user_id, stamp))
         entries[entry.id] = entry
         if not entry.quarantined:
@@ -65,6 +62,19 @@ def to_snapshot(ctx: Context, memos: list[Memo]) -> tuple[Snapshot, int]:
     snap = Snapshot(users=sorted({e.user_id for e in entries.values()}),
                     raw=[(e, True) for e in entries.values()], pages=list(res.pages.values()), review=items)
     return snap, len(memos) - len(fresh)
+
+
+def _fields(ctx: Context, memo: Memo) -> Fields:
+    """The memory's text and metadata (with the source's id), sized like ``add()`` input."""
+    limit = ctx.settings.max_input_bytes
+    text = clean_text(memo.text, max_bytes=limit, field="memory")
+    meta = dict(memo.metadata)
+    if memo.key is not None:
+        meta[ID_FIELD[memo.source]] = memo.key
+    meta, size = clean_metadata(meta, max_bytes=limit)
+    if len(text.encode("utf-8")) + size > limit:
+        raise InvalidInput(f"a memory and its metadata are over the limit of {limit} bytes", field="memory")
+    return Fields(text, metadata=meta)
 
 
 def _candidate(entry: RawEntry, memo: Memo, text: str) -> Candidate:

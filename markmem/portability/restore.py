@@ -3,8 +3,8 @@ and review decisions, then ONE git commit (``Markmem-Op: import``), then the cac
 
 Imports are idempotent: raw entries, review items and decision records already present are
 skipped, and a page that exists keeps its ledger and gains only the claims it lacks. Content
-passes the repo's PII gate first (:func:`gate`), so an import can never put unmasked PII on disk
-that ``add()`` would have masked or blocked.
+passes the repo's one gate first (:func:`gate`), so an import can never put on disk PII that
+``add()`` would have masked or blocked, nor compile text ``add()`` would have quarantined.
 """
 
 from __future__ import annotations
@@ -21,7 +21,9 @@ from ..store.git import message
 from ..store.pages import page_path, read_page, render_body, write_page
 from ..store.repo import append_op, iter_ops
 from ..write import review
-from ..write.gate import run_gates
+from ..write.gate import Fields, Gated
+from ..write.gate import gate as door
+from ..write.messages import clean_metadata
 from .snapshot import Snapshot
 
 
@@ -37,24 +39,99 @@ class Written:
 
 
 def gate(ctx: Context, snap: Snapshot) -> Snapshot:
-    """Run the PII gate over raw content and claim text/value (mask or block, per policy)."""
-    texts: list[str] = [e.content for e, _ in snap.raw]
-    for page in snap.pages:
-        texts += [t for c in page.claims for t in (c.text, c.value)]
-    if not texts:
-        return snap
-    gated = iter(run_gates(texts, ctx.scanner, ctx.settings.pii_policy, None))
-    entries = []
-    for entry, compiled in snap.raw:
-        g = next(gated)
-        pii = tuple(sorted({*entry.pii, *g.entities}))
-        entries.append((replace(entry, content=g.text, pii=pii), compiled))
-    pages = []
-    for page in snap.pages:
-        claims = tuple(replace(c, text=next(gated).text, value=next(gated).text) for c in page.claims)
-        body = render_body(replace(page, claims=claims)) if claims != page.claims else page.body
-        pages.append(replace(page, claims=claims, body=body))
-    return replace(snap, raw=entries, pages=pages)
+    """Every stored text field through the one gate, as ``add()`` gates it: raw entries (content,
+    speaker, ids, metadata), claims (text, value, subject, metadata), page titles and extra keys,
+    review candidates. A raw entry the injection guard flags arrives quarantined with its review
+    item, and no claim derived from it is imported; a flagged claim is dropped and its source
+    turn, when in the file, is quarantined instead (approving it compiles the turn again)."""
+    entries, held = _gate_raw(ctx, snap)
+    pages, flagged = _gate_pages(ctx, snap.pages)
+    for cid_sources in flagged.values():
+        for raw_id, reason in cid_sources:
+            held.setdefault(raw_id, reason)
+    for entry, _ in snap.raw:  # held by the source repo already: its review decisions travel along
+        if entry.quarantined:
+            held.pop(entry.id, None)
+    stamp = now()
+    new = {e.id for e, _ in _fresh_entries(ctx, snap)}
+    fresh_items = []
+    for i, (entry, compiled) in enumerate(entries):
+        if entry.id in held:
+            entries[i] = (replace(entry, quarantined=held[entry.id]), compiled)
+            if entry.id in new:  # a re-import does not bring back an item decided since
+                fresh_items.append(review.quarantine_item(entries[i][0], stamp))
+    kept = [p for p in (_keep(page, flagged, held) for page in pages) if p is not None]
+    return replace(snap, raw=entries, pages=kept, review=_gate_items(ctx, snap.review) + fresh_items)
+
+
+def _gate_raw(ctx: Context, snap: Snapshot) -> tuple[list[tuple[RawEntry, bool]], dict[str, str]]:
+    limit = ctx.settings.max_input_bytes
+    records = [Fields(e.content, e.speaker, e.agent_id, e.run_id, clean_metadata(e.metadata, max_bytes=limit)[0])
+               for e, _ in snap.raw]
+    out, held = [], {}
+    for (entry, compiled), g in zip(snap.raw, door(ctx, records), strict=True):
+        f = g.fields
+        out.append((replace(entry, content=f.text, speaker=f.speaker, agent_id=f.agent_id, run_id=f.run_id,
+                            metadata=f.metadata, pii=tuple(sorted({*entry.pii, *g.entities}))), compiled))
+        if g.quarantined:
+            held[entry.id] = g.quarantined
+    return out, held
+
+
+def _claim_fields(c: Claim, limit: int) -> Fields:
+    meta = clean_metadata(c.metadata, max_bytes=limit)[0]
+    return Fields(c.text, metadata={"value": c.value, "subject": c.subject, "metadata": meta})
+
+
+def _gate_pages(ctx: Context, pages: list[Page]) -> tuple[list[Page], dict[str, list[tuple[str, str]]]]:
+    """Pages with gated titles, extra keys and claims; the flagged claim ids, each with the
+    (raw id, reason) of its sources."""
+    limit = ctx.settings.max_input_bytes
+    claims = door(ctx, [_claim_fields(c, limit) for p in pages for c in p.claims])
+    heads = door(ctx, [Fields(p.title, metadata=clean_metadata(p.extra, max_bytes=limit)[0]) for p in pages],
+                 guard=False)
+    flagged: dict[str, list[tuple[str, str]]] = {}
+    out, n = [], 0
+    for page, head in zip(pages, heads, strict=True):
+        mine = claims[n : n + len(page.claims)]
+        n += len(page.claims)
+        for c, g in zip(page.claims, mine, strict=True):
+            if g.quarantined:
+                flagged[c.id] = [(src.partition("#")[2], g.quarantined) for src in c.sources]
+        gated = tuple(_gated_claim(c, g) for c, g in zip(page.claims, mine, strict=True))
+        out.append(replace(page, title=head.text, extra=head.fields.metadata, claims=gated))
+    return out, flagged
+
+
+def _gated_claim(c: Claim, g: Gated) -> Claim:
+    meta = g.fields.metadata
+    return replace(c, text=g.text, value=meta["value"], subject=meta["subject"], metadata=meta["metadata"])
+
+
+def _keep(page: Page, flagged: dict[str, list[tuple[str, str]]], held: dict[str, str]) -> Page | None:
+    """The page without flagged claims or claims drawn from a held turn; None if nothing is left."""
+    claims = tuple(c for c in page.claims if c.id not in flagged
+                   and not any(src.partition("#")[2] in held for src in c.sources))
+    if not claims and page.claims:
+        return None
+    return replace(page, claims=claims, body=render_body(replace(page, claims=claims)))
+
+
+def _gate_items(ctx: Context, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Review candidates: text, value and subject through the gate (they are held already)."""
+    cands = [i.get("candidate") if isinstance(i.get("candidate"), dict) else None for i in items]
+    todo = [Fields(str(c.get("text", "")) or " ", metadata={"value": str(c.get("value", "")),
+                                                              "subject": str(c.get("subject", ""))})
+            for c in cands if c is not None]
+    gated = iter(door(ctx, todo, guard=False))
+    out = []
+    for item, cand in zip(items, cands, strict=True):
+        if cand is not None:
+            g = next(gated)
+            cand = {**cand, "text": g.text, **g.fields.metadata}
+            item = {**item, "candidate": cand}
+        out.append(item)
+    return out
 
 
 def write(ctx: Context, snap: Snapshot, fmt: str) -> Written:

@@ -12,6 +12,11 @@ decision           quarantine (injection guard held the turn)   low_confidence (
                    stays excluded (reason ``edited``)
 =================  ===========================================  ===========================================
 
+A quarantined turn carrying ``markmem_edit`` is an ``update()`` the injection guard held: approve
+applies that edit as its author made it (``human_edited`` or ``agent_inferred``), edit applies the
+reviewer's text as a human edit. A reviewer's text passes the one gate too; text that reads as an
+instruction override is refused (``EditQuarantined``) and the item stays pending.
+
 Each decision is ONE commit (``Markmem-Op: review``) holding the changed pages, the removed
 item file and one ops-log record (ids, kind and decision only, never text). The record's
 ``quarantine`` field is the raw row's new state; ``index.rebuild`` replays it, so a rebuilt
@@ -26,8 +31,8 @@ from dataclasses import replace
 from typing import Any
 
 from ..context import Context
-from ..errors import InvalidInput, NotFound
-from ..ids import now
+from ..errors import EditQuarantined, InvalidInput, NotFound
+from ..ids import now, validate_page_id
 from ..index.text import content_hash
 from ..model import Candidate, RawEntry
 from ..store import raw
@@ -35,8 +40,9 @@ from ..store.git import message
 from ..store.pages import page_ids_with_prefix, page_loader, write_page
 from ..store.repo import append_op
 from . import review
+from .correct import EDIT_KEY, correct, target_of
 from .extract import HeuristicExtractor, facts_in
-from .gate import run_gates
+from .gate import gate
 from .messages import clean_text
 from .resolve import Resolution, normalise_predicate, resolve
 
@@ -71,7 +77,7 @@ def decide(ctx: Context, item_id: str, decision: str, text: str | None = None) -
     if decision not in DECISIONS:
         raise InvalidInput(f"decision must be one of {DECISIONS}, not {decision!r}", field="decision")
     if decision == "edit":
-        text = clean_text(text, max_bytes=ctx.settings.max_input_bytes, field="text").strip()
+        text = _gate(ctx, clean_text(text, max_bytes=ctx.settings.max_input_bytes, field="text").strip(), item_id)
     elif text is not None:
         raise InvalidInput("text is only taken by the 'edit' decision", field="text")
     with ctx.write_lock.held():
@@ -89,6 +95,8 @@ def decide(ctx: Context, item_id: str, decision: str, text: str | None = None) -
 # -- compile what the decision lets through -------------------------------------------------
 def _resolve(ctx: Context, item: dict[str, Any], entry: RawEntry, decision: str, text: str | None,
              stamp: str) -> Resolution:
+    if item["kind"] == "quarantine" and isinstance(entry.metadata.get(EDIT_KEY), dict):
+        return _held_edit(ctx, entry, decision, text, stamp)
     if item["kind"] == "quarantine":
         cands = _from_turn(ctx, entry, decision, text)
     else:
@@ -108,7 +116,7 @@ def _resolve(ctx: Context, item: dict[str, Any], entry: RawEntry, decision: str,
 def _from_turn(ctx: Context, entry: RawEntry, decision: str, text: str | None) -> list[Candidate]:
     turn = replace(entry, quarantined=None)
     if decision == "edit":
-        turn = replace(turn, content=_gate(ctx, text or ""))
+        turn = replace(turn, content=text or "")
     try:
         return list(ctx.extractor.extract([turn]).candidates)
     except Exception as exc:  # same policy as the compile worker: fall back, never lose the decision
@@ -125,7 +133,7 @@ def _from_candidate(ctx: Context, item: dict[str, Any], decision: str, text: str
         raise InvalidInput(f"review item {item['id']} holds no usable candidate", field="id") from None
     if decision != "edit":
         return cand
-    gated = _gate(ctx, text or "")
+    gated = text or ""
     value = gated  # a bare value ("Munich"), or a sentence the extractor reads for this predicate
     predicate = normalise_predicate(cand.predicate)
     for p, v, *_ in facts_in(gated):
@@ -135,9 +143,27 @@ def _from_candidate(ctx: Context, item: dict[str, Any], decision: str, text: str
     return replace(cand, value=value, text=gated, negated=False)
 
 
-def _gate(ctx: Context, text: str) -> str:
-    """Human-typed text passes the PII gate like any input (block raises, nothing written)."""
-    return run_gates([text], ctx.scanner, ctx.settings.pii_policy, None)[0].text
+def _held_edit(ctx: Context, entry: RawEntry, decision: str, text: str | None, stamp: str) -> Resolution:
+    """An ``update()`` the injection guard held: approving applies it as its author made it; an
+    edit decision applies the reviewer's text instead, as the reviewer's (human) edit."""
+    held = entry.metadata[EDIT_KEY]
+    page = page_loader(ctx.root, ctx.codec)(validate_page_id(str(held.get("page"))))
+    if page is None or page.user_id != entry.user_id:
+        raise NotFound("page", str(held.get("page")))
+    by = "human" if decision == "edit" else str(held.get("by", "human"))
+    claim = held.get("claim")
+    changed, _new = correct(page, target_of(page, None if claim is None else str(claim)),
+                            (text or "") if decision == "edit" else entry.content, by, stamp)
+    return Resolution(pages={changed.id: changed}, added=1, closed=int(claim is not None))
+
+
+def _gate(ctx: Context, text: str, item_id: str) -> str:
+    """A reviewer's text passes the one gate like any input: PII per policy (block raises), and
+    instruction-override text is refused (EditQuarantined: the item stays pending)."""
+    gated = gate(ctx, [text])[0]
+    if gated.quarantined:
+        raise EditQuarantined(gated.quarantined, None, item_id)
+    return gated.text
 
 
 def _raw_entry(ctx: Context, item: dict[str, Any]) -> RawEntry:

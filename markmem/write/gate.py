@@ -1,19 +1,93 @@
-"""Gates that run before any byte reaches disk: PII (tag | mask | block) and the injection guard."""
+"""The one gate every write passes before any byte reaches disk: PII (tag | mask | block) and
+the injection guard, over every stored text field of a record.
+
+    Fields(text, speaker, agent_id, run_id, metadata)  ->  gate(ctx, records)  ->  Gated
+
+A record's side fields (speaker, agent/run ids, metadata keys and values, string or integer, at
+any depth) are laid out as one ``key: value`` text, so a value keeps its key as context ("ssn:
+123456789"); it follows the record's ``text`` after a paragraph break in ONE scanner document
+(spaCy's cost is per document), and findings are cut back to the field they fall in. If any
+finding's action is ``block``, :class:`PiiBlocked` is raised before anything is written. The
+injection guard reads the text and the side text; a hit is reported as ``quarantined`` (the
+caller holds the record for review).
+
+Callers: ``pipeline.accept`` (add), ``edit.update``, ``decide`` (review edits), and every
+importer (``portability.memos``, ``portability.restore``). Nothing else writes user text.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
 from ..errors import PiiBlocked
 from ..ports import PiiFinding, PiiPolicy, PiiScanner
 
+if TYPE_CHECKING:
+    from ..context import Context
+
+Detector = Callable[[str], "str | None"]
+_SEP = "\n\n"
+
+
+@dataclass(frozen=True)
+class Fields:
+    """The stored text fields of one record (a turn, an edit, an imported memory or claim)."""
+
+    text: str
+    speaker: str | None = None
+    agent_id: str | None = None
+    run_id: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)  # JSON values (see messages.clean_metadata)
+
 
 @dataclass(frozen=True)
 class Gated:
-    text: str
-    entities: tuple[str, ...]  # entity types found (tagged or masked)
-    quarantined: str | None  # injection reason, if held for review
+    fields: Fields  # after masking
+    entities: tuple[str, ...]  # entity types found in any field (tagged or masked)
+    masked: tuple[str, ...]  # the subset whose spans were replaced by <ENTITY>
+    quarantined: str | None  # injection reason, if the record is held for review
+
+    @property
+    def text(self) -> str:
+        return self.fields.text
+
+
+def gate(ctx: Context, records: Sequence[Fields | str], *, guard: bool = True) -> list[Gated]:
+    """THE door: gate ``records`` with the repo's scanner, policy and (if ``guard``) injection guard."""
+    detect = ctx.detect_injection if guard else None
+    return screen(records, ctx.scanner, ctx.settings.pii_policy, detect)
+
+
+def screen(
+    records: Sequence[Fields | str],
+    scanner: PiiScanner,
+    policy: PiiPolicy,
+    detect_injection: Detector | None = None,
+) -> list[Gated]:
+    """Scan every field of every record in one batch; raise PiiBlocked before anything is returned."""
+    recs = [Fields(r) if isinstance(r, str) else r for r in records]
+    layouts = [_Side.of(r) for r in recs]
+    # one scanner document per record (NER's cost is per document): text, a paragraph break, side text
+    texts = [r.text + _SEP + s.text if s.text else r.text for r, s in zip(recs, layouts, strict=True)]
+    found = scanner.analyze_batch(texts) if texts else []
+    mains = [_clip(fs, 0, len(r.text)) for r, fs in zip(recs, found, strict=True)]
+    sides = [_clip(fs, len(r.text) + len(_SEP), len(t)) if s.text else []
+             for r, s, t, fs in zip(recs, layouts, texts, found, strict=True)]
+    blocked = {f.entity for fs in (*mains, *sides) for f in fs if policy.action(f.entity) == "block"}
+    if blocked:
+        raise PiiBlocked(tuple(sorted(blocked)))
+    out = []
+    for rec, side, main_f, side_f in zip(recs, layouts, mains, sides, strict=True):
+        entities = {f.entity for f in (*main_f, *side_f)}
+        masked = {e for e in entities if policy.action(e) == "mask"}
+        reason = None
+        if detect_injection is not None:
+            reason = detect_injection(rec.text) or (detect_injection(side.text) if side.text else None)
+        gated = replace(side.rebuild(rec, side_f, policy), text=mask(rec.text, main_f, policy))
+        out.append(Gated(gated, tuple(sorted(entities)), tuple(sorted(masked)), reason))
+    return out
 
 
 def mask(text: str, findings: Sequence[PiiFinding], policy: PiiPolicy) -> str:
@@ -24,20 +98,80 @@ def mask(text: str, findings: Sequence[PiiFinding], policy: PiiPolicy) -> str:
     return out
 
 
-def run_gates(
-    texts: Sequence[str],
-    scanner: PiiScanner,
-    policy: PiiPolicy,
-    detect_injection: Callable[[str], str | None] | None = None,
-) -> list[Gated]:
-    """Scan all texts first; if any finding is blocked, raise before anything is written."""
-    all_findings = scanner.analyze_batch(list(texts))
-    blocked = [f.entity for fs in all_findings for f in fs if policy.action(f.entity) == "block"]
-    if blocked:
-        raise PiiBlocked(tuple(sorted(set(blocked))))
+# -- side fields laid out as one text, and put back ------------------------------------------
+@dataclass
+class _Side:
+    text: str
+    spans: list[tuple[int, int]]  # one per leaf, in walk order
+
+    @classmethod
+    def of(cls, rec: Fields) -> _Side:
+        parts: list[str] = []
+        spans: list[tuple[int, int]] = []
+        pos = 0
+        for leaf, sep in _leaves(rec):
+            start = pos + len(sep) if parts else pos
+            parts.append((sep if parts else "") + leaf)
+            spans.append((start, start + len(leaf)))
+            pos = start + len(leaf)
+        return cls("".join(parts), spans)
+
+    def rebuild(self, rec: Fields, findings: Sequence[PiiFinding], policy: PiiPolicy) -> Fields:
+        if not findings:
+            return rec
+        new = iter([mask(self.text[s:e], _clip(findings, s, e), policy) for s, e in self.spans])
+        speaker, agent_id, run_id = (None if v is None else next(new) for v in (rec.speaker, rec.agent_id, rec.run_id))
+        return Fields(rec.text, speaker, agent_id, run_id, _rebuild_map(rec.metadata, new))
+
+
+def _leaves(rec: Fields) -> Iterator[tuple[str, str]]:
+    """Every side string with the separator before it: ids and speaker, then metadata depth first."""
+    for value in (rec.speaker, rec.agent_id, rec.run_id):
+        if value is not None:
+            yield value, "\n"
+    yield from _walk(rec.metadata, "\n")
+
+
+def _walk(value: Any, sep: str) -> Iterator[tuple[str, str]]:
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield str(k), "\n"
+            yield from _walk(v, ": ")
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _walk(v, ", " if i else sep)
+    elif isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
+        yield str(value), sep
+
+
+def _rebuild_map(value: dict[str, Any], new: Iterator[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for v in value.values():
+        key = next(new)
+        while key in out:  # two keys masked to the same placeholder: keep both
+            key += "'"
+        out[key] = _rebuild(v, new)
+    return out
+
+
+def _rebuild(value: Any, new: Iterator[str]) -> Any:
+    if isinstance(value, dict):
+        return _rebuild_map(value, new)
+    if isinstance(value, list):
+        return [_rebuild(v, new) for v in value]
+    if isinstance(value, str):
+        return next(new)
+    if isinstance(value, int) and not isinstance(value, bool):
+        text = next(new)
+        return value if text == str(value) else text  # a masked number becomes its placeholder
+    return value
+
+
+def _clip(findings: Sequence[PiiFinding], start: int, end: int) -> list[PiiFinding]:
+    """The findings overlapping [start, end), cut to it and made relative to ``start``."""
     out = []
-    for text, findings in zip(texts, all_findings, strict=True):
-        reason = detect_injection(text) if detect_injection else None
-        entities = tuple(sorted({f.entity for f in findings}))
-        out.append(Gated(mask(text, findings, policy), entities, reason))
+    for f in findings:
+        s, e = max(f.start, start), min(f.end, end)
+        if s < e:
+            out.append(PiiFinding(f.entity, s - start, e - start, f.score))
     return out

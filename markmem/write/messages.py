@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -10,6 +11,8 @@ from typing import Any
 from ..errors import InvalidInput
 
 ROLES = ("user", "assistant", "system", "tool", "other")
+MAX_METADATA_DEPTH = 32  # nesting levels of dicts/lists in metadata
+MAX_NAME_BYTES = 200  # a speaker name, an agent or run id
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
@@ -73,5 +76,59 @@ def _one(m: Any, i: int, max_bytes: int) -> Turn:
     content = clean_text(m.get("content"), max_bytes=max_bytes, field=f"messages[{i}].content")
     speaker = m.get("name") or m.get("speaker")
     if speaker is not None:
-        speaker = clean_text(speaker, max_bytes=200, field=f"messages[{i}].name").strip()
+        speaker = clean_name(speaker, field=f"messages[{i}].name")
     return Turn(role, content, speaker)
+
+
+def clean_name(value: object, *, field: str) -> str | None:
+    """A speaker name or an agent/run id: short single-line text, or None."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InvalidInput(f"{field} must be text, got {type(value).__name__}", field=field)
+    text = clean_text(value, max_bytes=MAX_NAME_BYTES, field=field).strip()
+    if "\n" in text or "\r" in text:
+        raise InvalidInput(f"{field} must be one line", field=field)
+    return text
+
+
+def clean_metadata(metadata: object, *, max_bytes: int) -> tuple[dict[str, Any], int]:
+    """Metadata as plain JSON values (str keys), and its size in bytes as stored.
+
+    Nesting deeper than :data:`MAX_METADATA_DEPTH`, more than ``max_bytes`` of JSON, values JSON
+    cannot hold (objects, NaN) and unpaired surrogates are InvalidInput: nothing written.
+    """
+    if metadata is None:
+        return {}, 0
+    if not isinstance(metadata, Mapping):
+        raise InvalidInput("metadata must be a mapping", field="metadata")
+    _check_shape(metadata, max_bytes)
+    try:
+        text = json.dumps(metadata, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError):
+        raise InvalidInput("metadata must be JSON-serialisable", field="metadata") from None
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > max_bytes:
+        raise InvalidInput(f"metadata is {size} bytes, over the limit of {max_bytes}", field="metadata")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInput("metadata contains unpaired surrogates", field="metadata") from None
+    return json.loads(text), size
+
+
+def _check_shape(metadata: Mapping[Any, Any], max_bytes: int) -> None:
+    """Depth and node count, iteratively: a 5,000-deep or self-referencing value never recurses."""
+    stack: list[tuple[Any, int]] = [(metadata, 1)]
+    nodes = 0
+    while stack:
+        value, depth = stack.pop()
+        nodes += 1
+        if depth > MAX_METADATA_DEPTH:
+            raise InvalidInput(f"metadata is nested deeper than {MAX_METADATA_DEPTH} levels", field="metadata")
+        if nodes > max_bytes:  # every node is at least one byte of JSON
+            raise InvalidInput(f"metadata is over the limit of {max_bytes} bytes", field="metadata")
+        if isinstance(value, Mapping):
+            stack.extend((v, depth + 1) for v in value.values())
+        elif isinstance(value, (list, tuple)):
+            stack.extend((v, depth + 1) for v in value)

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..context import Context
+from ..errors import InvalidInput
 from ..ids import new_batch_id, new_raw_id, now, parse_time, validate_user_id
 from ..index.text import content_hash
 from ..model import AddResult, CompileReport, Page, RawEntry
@@ -19,9 +20,10 @@ from ..store import raw
 from ..store.git import message
 from ..store.pages import page_ids_with_prefix, page_loader, write_page
 from . import review
+from .correct import EDIT_KEY
 from .extract import HeuristicExtractor
-from .gate import run_gates
-from .messages import to_turns
+from .gate import Fields, gate
+from .messages import clean_metadata, clean_name, to_turns
 from .queue import recover as recover_queue
 from .resolve import resolve
 from .rollover import roll
@@ -38,18 +40,29 @@ def accept(
     run_id: str | None = None,
     metadata: dict[str, Any] | None = None,
     occurred_at: object = None,
+    edit_of: dict[str, Any] | None = None,
 ) -> AddResult:
-    """Gate, then append durably. Returns only after the raw bytes are fsynced."""
+    """Gate, then append durably. Returns only after the raw bytes are fsynced. ``edit_of`` is for
+    ``edit.update`` alone: the held edit's target, kept under the metadata key callers may not use."""
     validate_user_id(user_id)
-    turns = to_turns(messages, max_bytes=ctx.settings.max_input_bytes)
+    if isinstance(metadata, dict) and EDIT_KEY in metadata:
+        raise InvalidInput(f"metadata key {EDIT_KEY!r} is reserved for markmem", field="metadata")
+    limit = ctx.settings.max_input_bytes
+    turns = to_turns(messages, max_bytes=limit)
     when = None if occurred_at is None else parse_time(occurred_at, field="occurred_at")
-    meta = _check_metadata(metadata)
-    gated = run_gates([t.content for t in turns], ctx.scanner, ctx.settings.pii_policy, ctx.detect_injection)
+    used = sum(len(t.content.encode("utf-8")) for t in turns)
+    meta, size = clean_metadata(metadata, max_bytes=limit)
+    if used + size > limit:
+        raise InvalidInput(f"messages and metadata total {used + size} bytes, over the limit of {limit}",
+                           field="metadata")
+    agent_id, run_id = clean_name(agent_id, field="agent_id"), clean_name(run_id, field="run_id")
+    gated = gate(ctx, [Fields(t.content, t.speaker, agent_id, run_id, meta) for t in turns])
     stamp = now()
     entries = [
         RawEntry(
             id=new_raw_id(), user_id=user_id, role=t.role, content=g.text, recorded_at=stamp,
-            occurred_at=when, speaker=t.speaker, agent_id=agent_id, run_id=run_id, metadata=meta,
+            occurred_at=when, speaker=g.fields.speaker, agent_id=g.fields.agent_id, run_id=g.fields.run_id,
+            metadata={**g.fields.metadata, EDIT_KEY: edit_of} if edit_of else g.fields.metadata,
             pii=g.entities, quarantined=g.quarantined,
         )
         for t, g in zip(turns, gated, strict=True)
@@ -66,6 +79,7 @@ def accept(
         ids=tuple(e.id for e in entries),
         user_id=user_id,
         pii=tuple(sorted({x for e in entries for x in e.pii})),
+        masked=tuple(sorted({x for g in gated for x in g.masked})),
         quarantined=tuple(e.id for e in entries if e.quarantined),
     )
 
@@ -74,22 +88,6 @@ def _with_path(e: RawEntry, path: str) -> RawEntry:
     from dataclasses import replace
 
     return replace(e, path=path)
-
-
-def _check_metadata(metadata: object) -> dict[str, Any]:
-    import json
-
-    from ..errors import InvalidInput
-
-    if metadata is None:
-        return {}
-    if not isinstance(metadata, dict):
-        raise InvalidInput("metadata must be a mapping", field="metadata")
-    try:
-        json.dumps(metadata)
-    except (TypeError, ValueError):
-        raise InvalidInput("metadata must be JSON-serialisable", field="metadata") from None
-    return dict(metadata)
 
 
 def recover(ctx: Context) -> int:

@@ -1,7 +1,8 @@
 """The fallback PII scanner: regular expressions plus checksums, no model needed.
 
-Used when Presidio or its spaCy model is unavailable (``markmem doctor`` reports it). It cannot
-find names or places; ``block`` policy therefore refuses PERSON/LOCATION-sensitive setups loudly.
+Used when Presidio or its spaCy model is unavailable (``markmem doctor`` reports it). It finds
+street addresses by pattern but cannot find names or places; ``block`` policy therefore refuses
+PERSON/LOCATION-sensitive setups loudly.
 
 Every candidate is validated where a checksum or a parser exists (Luhn for cards, mod-97 for
 IBANs, :mod:`ipaddress` for IPs, SSN area/group/serial rules), scored, and overlapping spans are
@@ -109,6 +110,29 @@ _RULES: list[tuple[str, re.Pattern[str], float, Callable[[str], bool]]] = [
 ]
 _BARE_SSN = re.compile(r"\b\d{9}\b")
 
+# Street addresses: the street part ("742 Evergreen Terrace", "Hauptstraße 5", "Rua Augusta 120");
+# the city after it is a place, which the default policy keeps. Names are capitalised: "walked
+# 5 miles down the road" is no address.
+_WORD = r"[A-Z][\w'.-]*"
+_SUFFIX = (r"(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Court|Ct|Terrace|Ter|Place|Pl"
+           r"|Way|Parkway|Pkwy|Highway|Hwy|Square|Sq|Circle|Cir|Close|Crescent|Row|Alley|Trail|Gardens|Grove|Mews)")
+_UNIT = r"(?:,?\s+(?:Apt|Apartment|Suite|Unit|Flat|Fl|Floor|#)\.?\s*#?\w{1,6})?"
+_STREET_RULES = [
+    re.compile(rf"\b\d{{1,6}}[A-Za-z]?(?:-\d{{1,6}})?\s+(?:{_WORD}\s+){{1,4}}{_SUFFIX}\b\.?{_UNIT}"),
+    re.compile(r"\b[A-ZÄÖÜ][\wäöüß-]*(?:straße|strasse|str\.|gasse|weg|platz|allee|damm|ring|laan|straat|gracht|vej|gatan|gata)"
+               r"\s+\d{1,5}[a-z]?\b"),
+    re.compile(rf"\b(?:Rua|Calle|Carrer|Avenida|Av\.|Via|Viale|Corso|Piazza|Plaza|Praça|Travessa|Largo)\s+"
+               rf"(?:(?:de|da|do|dos|das|del|de la|di|della|dei)\s+)?{_WORD}(?:\s+{_WORD}){{0,3}},?\s+"
+               r"(?:n[º°o.]\s*)?\d{1,5}[A-Za-z]?\b"),
+    re.compile(rf"\b\d{{1,5}}(?:bis|ter)?,?\s+(?i:rue|avenue|boulevard|place|chemin|impasse|allée|quai)\s+"
+               rf"(?:(?:de la|de|du|des|d')\s*)?{_WORD}(?:\s+{_WORD}){{0,3}}"),
+]
+
+
+def street_addresses(text: str) -> list[PiiFinding]:
+    """Street-address spans (score 0.95: they win over a NER place inside them)."""
+    return [PiiFinding("STREET_ADDRESS", m.start(), m.end(), 0.95) for rx in _STREET_RULES for m in rx.finditer(text)]
+
 
 def resolve_overlaps(findings: Iterable[PiiFinding]) -> list[PiiFinding]:
     """Keep the best of each group of overlapping spans (score, then length); sort by start."""
@@ -133,7 +157,7 @@ class RegexScanner:
             before = text[max(0, m.start() - _CONTEXT_WINDOW) : m.start()]
             if ssn_ok(m.group()) and _SSN_CONTEXT.search(before):
                 found.append(PiiFinding("US_SSN", m.start(), m.end(), 0.85))
-        return resolve_overlaps(found)
+        return resolve_overlaps(found + street_addresses(text))
 
     def analyze_batch(self, texts: Sequence[str]) -> list[list[PiiFinding]]:
         return [self.analyze(t) for t in texts]

@@ -23,9 +23,13 @@ def item_path(user_id: str, item_id: str) -> str:
     return f"wiki/u/{user_id}/review/{item_id}.yaml"
 
 
+def quarantine_item_id(raw_id: str) -> str:
+    return "v-" + short_hash("quarantine", raw_id)
+
+
 def quarantine_item(entry: RawEntry, now: str) -> dict[str, Any]:
     return {
-        "id": "v-" + short_hash("quarantine", entry.id),
+        "id": quarantine_item_id(entry.id),
         "kind": "quarantine",
         "user_id": entry.user_id,
         "raw_id": entry.id,
