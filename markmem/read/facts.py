@@ -7,10 +7,12 @@ After fusion, in a current search (no ``as_of``/``known_at``):
   every turn that is not, and the active claim that replaced it is brought in at its place.
   "Where do I live?" matches "I live in Lisbon" (said last year); the answer is the claim that
   superseded it ("I moved to Porto");
-* a low-content turn ("ok sounds good", "haha yes") is moved after the turns that say something;
+* a low-content turn ("ok sounds good", "haha yes"), a question, a hypothetical ("what if we moved
+  to Brussels") and the assistant's turn are moved after the turns that state something, and left
+  out when only the cosine relates them to the question (no word of it);
 * claims come before the turns they were extracted from (fusion already keeps one of the two);
   a claim about someone else ("my dad lives in Aberdeen") comes after the turns, unless the
-  question names that person.
+  question names that person (and is left out when only the cosine found it).
 
 Two SQL statements find the stale turns among the candidates (see ``_citing``); a successor is read
 by id.
@@ -71,8 +73,9 @@ def rerank(cache: Cache, user_id: str, ranked: list[Cand], query: str = "") -> l
             if nxt and nxt not in have and nxt not in successors:
                 successors[nxt] = c
             late.append(c)
-        elif low_content(str(c.row.get("content") or "")):
-            late.append(c)
+        elif low_content(str(c.row.get("content") or "")) or _not_a_statement(c):
+            if _lexical(c):
+                late.append(c)  # else: only the cosine relates it, and it states nothing: left out
         else:
             said.append(c)
     found = _successors(cache, user_id, successors, present)
@@ -88,8 +91,23 @@ def rerank(cache: Cache, user_id: str, ranked: list[Cand], query: str = "") -> l
     facts.sort(key=lambda c: -c.score)
     asked = query.casefold()
     own = [c for c in facts if _about(c, user_id, asked)]
-    others = [c for c in facts if not _about(c, user_id, asked)]
+    others = [c for c in facts if not _about(c, user_id, asked) and _lexical(c)]
     return own + said + others + late
+
+
+_HYPOTHETICAL = re.compile(r"^\W*(?:what if|if i|if we|maybe|perhaps|should i|should we|would|could i|could we|"
+                           r"might|i wonder|wondering)\b", re.IGNORECASE)
+
+
+def _not_a_statement(c: Cand) -> bool:
+    """A question, a hypothetical, or the assistant's turn: none states the user's fact."""
+    text = str(c.row.get("content") or "")
+    return bool(c.row.get("question")) or c.row.get("role") == "assistant" or bool(_HYPOTHETICAL.match(text))
+
+
+def _lexical(c: Cand) -> bool:
+    """Found by the words of the question (a BM25 or exact lane), not by the cosine alone."""
+    return any(lane in c.ranks for lane in ("turns", "claims", "exact")) or not c.ranks
 
 
 def _about(c: Cand, user_id: str, asked: str) -> bool:

@@ -174,7 +174,13 @@ RULES: list[Rule] = [
     (_r(rf"^(?:and |also |plus )?an? (?:(?:twin|younger|older|little|big|baby|step|half) )*(?P<k>{REL}) (?:named|called) (?P<name>)(?P<v>[A-Za-z][\w'-]*){_END}"), "relationship", "relationship", True, 0.8),  # noqa: E501
     (_r(r"\b(?:we|i) got married (?:in|on|back in) (?P<v>(?:\d{4}|[a-z]+ \d{4}|[a-z]+))\b"), "married_in", "fact", False, 0.85),  # noqa: E501
     (_r(rf"{_I} {_A}(?:use|run|switched to|moved to) (?P<v>linux|windows|macos|mac ?os|ubuntu|fedora|arch|debian|chromeos|ios|android)\b"), "os", "profile", False, 0.8),  # noqa: E501
-    (_r(rf"{_I} {_A}(?:go|goes|went|started|start|am going|'m going) (?:to|at) (?P<v>[^,;!?.]*?\b(?:school|nursery|college|university|uni|academy|kindergarten|preschool|primary|high))\b"), "school", "profile", False, 0.8),  # noqa: E501
+    (_r(rf"{_I} {_A}(?:go|goes|went|started|start|am going|'m going) (?:to|at) (?P<v>(?:[^,;!?.]|\.(?=\S)|\. (?=[a-z]))*?\b(?:school|nursery|college|university|uni|academy|kindergarten|preschool|primary|high))\b"), "school", "profile", False, 0.8),  # noqa: E501
+    (_r(rf"{_I}(?:'m| am|'ve| have)? {_A}(?:drink|drinking|have) (?P<v>(?:a |an |the )?(?:glass|pint|bottle|beer|wine|cocktail|whisky|whiskey|gin|vodka|rum|alcohol|drink)[^,;!?.]*?){_END}"), "drinking", "fact", False, 0.75),  # noqa: E501
+    (_r(rf"(?:{_IM}|{_I}(?:'ve| have) been|^been|^(?:now |currently )?) {_A}(?P<v>sober|teetotal|tee-total|alcohol[- ]free|not drinking(?: at all)?)\b"), "drinking", "fact", False, 0.8),  # noqa: E501
+    (_r(rf"{_I}(?:'ve| have)? {_A}(?:transferred|signed) (?:clubs? |teams? )?(?:to|for|with) (?:the )?{_V}{_END}"), "team", "fact", False, 0.75),  # noqa: E501
+    (_r(rf"{_I} {_A}do (?P<v>(?:it |tech |customer |technical )?(?:support|consulting|design|marketing|admin|accounts|accounting|sales|research|freelance work|development|engineering|bookkeeping|recruiting|hr)) (?:for|at) "), "job", "profile", False, 0.75),  # noqa: E501
+    (_r(rf"{_I} {_A}do (?:it |tech |customer |technical )?(?:support|consulting|design|marketing|admin|accounts|accounting|sales|research|freelance work|development|engineering|bookkeeping|recruiting|hr) (?:for|at) {_V}{_END}"), "employer", "profile", False, 0.75),  # noqa: E501
+    (_r(r"^(?:now |currently )?(?:an? )?(?P<bare>)(?P<v>(?:[a-z][\w-]* ){0,2}?[a-z][\w-]*) (?=(?:at|for|with) [A-Z])"), "job", "profile", False, 0.7),  # noqa: E501
     (_r(r"^(?P<bare>)(?P<v>[a-z]+(?: [a-z]+)?) here\b"), "job", "profile", False, 0.7),
     # memberships, subscriptions
     (_r(rf"{_IM} {_A}(?:a )?member of (?:the |a )?{_V}{_END}"), "member_of", "fact", True, 0.8),
@@ -275,7 +281,7 @@ ELLIPTICAL = _r(
     r"^(?:just |finally |recently |also |now |currently )*(?:moved|relocated|living|live|started|starting|joined|"
     r"got|became|quit|left|switched|working|work|retired|studying|adopted|bought|married|broke up|speak|"
     r"prefer|love|like|have|drive|accepted|took|landed|joined|rejoined|sold|replaced|upped sticks|signed up|"
-    r"teach|play|use|earn|rent|own|go)\b"
+    r"teach|play|use|earn|rent|own|go|transferred|signed)\b"
 )
 NOT_SPEAKERS = frozenset((
     "update note ps fyi btw edit reminder correction news question answer q a re important warning info tip "
