@@ -73,7 +73,7 @@ FACTS = [
     ("I'm single.", "marital_status", "single"),
     ("I got married last month.", "marital_status", "married"),
     ("I have a dog named Rex.", "pet", "dog named rex"),
-    ("I've got a cat called Luna.", "pet", "cat called luna"),
+    ("I've got a cat called Luna.", "pet", "cat named luna"),
     ("My phone number is 555-201-3344.", "phone", "5552013344"),
     ("My new number is 555-987-6543.", "phone", "5559876543"),
     ("I changed my number to 415-555-0199.", "phone", "4155550199"),
@@ -114,12 +114,18 @@ def test_a_past_clause_does_not_hide_the_present_one() -> None:
 @pytest.mark.parametrize("text", [
     "Do you think I should move to Bangkok?",
     "Should I move to Tallinn or stay",
-    "Can you suggest recipes? I'm vegan, remember?",
+    "Can you suggest recipes?",
     "Where do you live?",
+    "What if we moved to Brussels, would the commute be worse?",
     "Am I still vegan if I eat honey?",
 ])
 def test_questions_are_skipped(text: str) -> None:
     assert cands(text) == []
+
+
+def test_a_statement_before_a_tag_question_is_a_statement() -> None:
+    assert pairs("Can you suggest recipes? I'm vegan, remember?") == {("diet", "vegan")}
+    assert pairs("in salzburg for the next few days for work, any cafe tips?") == {("staying_in", "salzburg")}
 
 
 @pytest.mark.parametrize("text", [

@@ -82,7 +82,11 @@ def render_body(page: Page) -> str:
     closed: list[Claim] = []
     for c in page.claims:  # the resolver re-renders a page per applied claim: keep this loop tight
         if c.valid_until is None:  # Claim.active
-            active.append(f"- {_one_line(c.text)} ^{c.id}")
+            start = c.valid_from or ""
+            later = f" (from {start[:10]})" if c.recorded_at and start > c.recorded_at else ""  # future-dated
+            active.append(f"- {_one_line(c.text)}{later} ^{c.id}")
+        elif c.closed_at is None and c.superseded_by is None:  # a temporary state: it ends by itself
+            active.append(f"- {_one_line(c.text)} (until {c.valid_until[:10]}) ^{c.id}")
         else:
             closed.append(c)
     lines += active or ["_(no active claims)_"]

@@ -6,7 +6,8 @@ adverbial or complement clause with a subject of its own (or a verb coordinated 
 one: "I moved to Porto and started at Ostara") starts a clause; the clause is that verb's
 subtree without the nested clauses, its leading "and"/"but"/commas dropped, and a shared
 subject restored ("I started at Ostara"). A sentence without a coordinator, comma or
-subordinator has one clause and is not parsed at all (most chat turns): that keeps compile fast.
+subordinator, or without a pronoun or possessive that could start a fact ("thanks, that helps"),
+is one clause and is not parsed at all (most chat turns): that keeps compile fast.
 
 Without spaCy (``clause_parser="regex"``, or the pii extra not installed) :func:`regex_clauses`
 splits at ";" and at "and/but/so/because/..." or a comma followed by a first-person subject.
@@ -35,6 +36,7 @@ _REGEX = re.compile(
 _QUOTED = re.compile(r'"[^"\n]*"|“[^”\n]*”|‘[^’\n]*’')
 _MAY_SPLIT = re.compile(r"[,;]|\b(?:and|but|so|because|while|whereas|although|though|plus|since|then|when)\b",
                         re.IGNORECASE)
+_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|we|we're|my|our|me|us|she|he|they|her|his|their)\b", re.IGNORECASE)
 _CLAUSE_DEPS = frozenset({"conj", "advcl", "ccomp", "parataxis"})
 _SUBJECTS = frozenset({"nsubj", "nsubjpass", "expl"})
 _DROP_LEAD = frozenset({"cc", "punct", "prep"})  # "if"/"because" (mark) stay: "if we moved" is no fact
@@ -56,7 +58,7 @@ class SpacySplitter:
 
     def __call__(self, sentence: str) -> list[str]:
         text = _QUOTED.sub(" ", sentence)
-        if not _MAY_SPLIT.search(text):
+        if not _MAY_SPLIT.search(text) or not _PERSON.search(text):
             return [text.strip()] if text.strip() else []
         return list(self._split(text))
 

@@ -206,6 +206,8 @@ def facts_in(sentence: str) -> list[Fact]:
     for (pattern, base, kind, multi, conf), need in zip(RULES, RULE_NEEDS, strict=True):
         if need is not None and not any(n in low for n in need):
             continue  # the rule's required words are absent: it cannot match (see extract_rules.needs)
+        if base == "slot" and out:
+            continue  # the open "my X is Y" slot is the fallback for what no named slot read
         m = pattern.search(s)
         if not m:
             continue
