@@ -1,22 +1,21 @@
-"""Fact-first ranking for current searches: what is true now comes before what was said.
+"""Fact-first ranking for current searches: what is true now is not hidden behind what was said.
 
-After fusion, in a current search (no ``as_of``/``known_at``):
+After fusion, in a current search (no ``as_of``/``known_at``), the fused order is kept except:
 
 * a turn whose every extracted claim has since been closed is **stale**: it is marked
-  (``valid_until``, ``superseded_by``: the claim that replaced it, if any) and moved after
-  every turn that is not, and the active claim that replaced it is brought in at its place.
-  "Where do I live?" matches "I live in Lisbon" (said last year); the answer is the claim that
-  superseded it ("I moved to Porto");
-* a low-content turn ("ok sounds good", "haha yes"), a question, a hypothetical ("what if we moved
-  to Brussels") and the assistant's turn are moved after the turns that state something, and left
-  out when only the cosine relates them to the question (no word of it);
-* claims come before the turns they were extracted from (fusion already keeps one of the two);
-  a claim about someone else ("my dad lives in Aberdeen") comes after the turns, unless the
-  question names that person (and is left out when only the cosine found it).
+  (``valid_until``, ``superseded_by``: the claim that replaced it) and the claim now current at the
+  end of that chain is put right before it (brought in if fusion had not found it). "Where do I
+  live?" matches "I live in Lisbon" (said last year); the answer is "I moved to Porto";
+* chit-chat ("ok sounds good") and a claim about someone the question does not name ("my dad
+  lives in Aberdeen" for "where does the user live?") go last; a transcript's speakers
+  ("Caroline: I moved to ...") are the subjects of what they say, not third parties;
+* what states nothing (chit-chat, a question, a hypothetical such as "what if we moved to
+  Brussels", the assistant's turn) or is about someone else is left out when only the cosine
+  relates it to the question (no word of the question is in it).
 
-Two SQL statements find the stale turns among the candidates (see ``_citing``); a successor is read
-by id.
-"""
+Stale turns stay where fusion put them (marked): a question about the past still finds them. On
+LoCoMo this keeps any@5 at the level of plain fusion (``bench/locomo.py``).
+
 
 from __future__ import annotations
 
@@ -57,42 +56,38 @@ def rerank(cache: Cache, user_id: str, ranked: list[Cand], query: str = "") -> l
             if c.id in full:
                 c.row = {**c.row, **full[c.id]}
     stale = _citing(cache, user_id, [c.id for c in ranked if c.kind == "turn"], present)
-    have = {c.id for c in ranked if c.kind == "claim"}
-    successors: dict[str, Cand] = {}
-    facts: list[Cand] = []
-    said: list[Cand] = []
-    late: list[Cand] = []
     for c in ranked:
-        if c.kind != "turn":
-            facts.append(c)
-            continue
         if c.id in stale:
             closed = max(stale[c.id], key=lambda r: r["valid_until"] or "")
             c.row = {**c.row, "valid_until": closed["valid_until"], "superseded_by": closed["superseded_by"]}
-            nxt = closed["superseded_by"]
-            if nxt and nxt not in have and nxt not in successors:
-                successors[nxt] = c
-            late.append(c)
-        elif low_content(str(c.row.get("content") or "")) or _not_a_statement(c):
+    have = {c.id for c in ranked if c.kind == "claim"}
+    found = _successors(cache, user_id, {c.row["superseded_by"]: c for c in ranked if c.id in stale
+                                         and c.row.get("superseded_by")}, present)
+    others = _others(cache, user_id, [c for c in ranked if c.kind == "claim"], query.casefold())
+    claims = {c.id: c for c in ranked if c.kind == "claim"}
+    out: list[Cand] = []
+    late: list[Cand] = []
+    for c in ranked:
+        if c.kind == "claim" and c.id not in claims:
+            continue  # already moved up, before the turn it replaced
+        if c.id in stale:  # its successor first, then the turn itself (marked)
+            row = found.get(str(c.row.get("superseded_by")))
+            if row is not None and row["id"] in claims:
+                out.append(claims.pop(row["id"]))
+            elif row is not None and row["id"] not in have:
+                new = Cand("claim", row["id"], row, dict(c.ranks), bm25=c.bm25, cos=c.cos)
+                new.score, new.weights = c.score, {**c.weights, "replaces": 1.0}
+                out.append(new)
+                have.add(row["id"])
+            out.append(c)
+        elif c.id in others or (c.kind == "turn" and low_content(str(c.row.get("content") or ""))):
             if _lexical(c):
-                late.append(c)  # else: only the cosine relates it, and it states nothing: left out
+                late.append(c)  # else: only the cosine relates it: left out
+        elif c.kind == "turn" and _not_a_statement(c) and not _lexical(c):
+            continue  # a question, a hypothetical or the assistant's turn that shares no word with the question
         else:
-            said.append(c)
-    found = _successors(cache, user_id, successors, present)
-    for start, row in found.items():
-        if row["id"] in have:
-            continue
-        old = successors[start]
-        new = Cand("claim", row["id"], row, dict(old.ranks), bm25=old.bm25, cos=old.cos)
-        new.score = old.score
-        new.weights = {**old.weights, "replaces": 1.0}
-        facts.append(new)
-        have.add(row["id"])
-    facts.sort(key=lambda c: -c.score)
-    asked = query.casefold()
-    own = [c for c in facts if _about(c, user_id, asked)]
-    others = [c for c in facts if not _about(c, user_id, asked) and _lexical(c)]
-    return own + said + others + late
+            out.append(c)
+    return out + late
 
 
 _HYPOTHETICAL = re.compile(r"^\W*(?:what if|if i|if we|maybe|perhaps|should i|should we|would|could i|could we|"
@@ -110,10 +105,25 @@ def _lexical(c: Cand) -> bool:
     return any(lane in c.ranks for lane in ("turns", "claims", "exact")) or not c.ranks
 
 
-def _about(c: Cand, user_id: str, asked: str) -> bool:
-    """A claim about the user, or about the person the question names ("Where does Kai work?")."""
-    subject = str(c.row.get("subject") or user_id)
-    return subject == user_id or subject.casefold() in asked
+def _others(cache: Cache, user_id: str, claims: list[Cand], asked: str) -> set[str]:
+    """Claims about someone the question does not name, and who did not say them: "my dad lives in
+    Aberdeen" for "where does the user live?". A transcript's speakers ("Caroline: I moved to ...")
+    are the subjects of what they say, not third parties."""
+    maybe = [c for c in claims if str(c.row.get("subject") or user_id) not in (user_id,)
+             and str(c.row.get("subject")).casefold() not in asked]
+    if not maybe:
+        return set()
+    refs = {c.id: [r.rsplit("#", 1)[-1] for r in json.loads(c.row.get("sources") or "[]")] for c in maybe}
+    ids = sorted({r for rs in refs.values() for r in rs})
+    rows = cache.user(user_id).rows(
+        f"SELECT id, speaker, substr(content, 1, 40) AS head FROM raw WHERE id IN ({','.join('?' * len(ids))}) "
+        "AND +user_id = ?", [*ids, user_id]) if ids else []
+    said_by: dict[str, set[str]] = {}
+    for r in rows:  # the message's speaker, or a transcript label ("Caroline: ...")
+        label = str(r["head"]).split(":", 1)[0] if ":" in str(r["head"]) else ""
+        said_by[r["id"]] = {str(r["speaker"] or "").casefold(), label.strip().casefold()}
+    return {c.id for c in maybe
+            if not any(str(c.row.get("subject")).casefold() in said_by.get(r, set()) for r in refs[c.id])}
 
 
 def _current(row: dict[str, Any], present: str) -> bool:
