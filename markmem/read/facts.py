@@ -15,7 +15,7 @@ After fusion, in a current search (no ``as_of``/``known_at``), the fused order i
 
 Stale turns stay where fusion put them (marked): a question about the past still finds them. On
 LoCoMo this keeps any@5 at the level of plain fusion (``bench/locomo.py``).
-
+"""
 
 from __future__ import annotations
 
