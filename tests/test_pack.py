@@ -73,4 +73,4 @@ def test_standing_context_comes_first(mem: Memory) -> None:
 
 def test_an_empty_pack_is_still_a_pack(mem: Memory) -> None:
     pack = mem.search("anything at all", user_id="nobody", format="context")
-    assert pack.text == HEADER + "\n" and pack.cited == () and pack.tokens <= pack.budget
+    assert pack.text == "" and pack.cited == () and pack.tokens == 0, "never a section header without a line"

@@ -22,6 +22,8 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
+from ..errors import MarkmemError
+
 log = logging.getLogger("markmem")
 
 Splitter = Callable[[str], list[str]]
@@ -143,9 +145,9 @@ def load_splitter(kind: str, model: str) -> tuple[Splitter, str]:
         resolved = resolve_model(model)
         if not is_package(resolved):
             raise ImportError(f"spaCy model {model!r} is not installed")
-    except ImportError as exc:
+    except (ImportError, MarkmemError) as exc:  # no spaCy, or its model is not installed
         if kind == "spacy":
-            raise
+            raise ImportError(str(exc)) from exc
         log.info("clause parser: regex (%s)", exc)
         return regex_clauses, "regex"
     return SpacySplitter(resolved), "spacy"
