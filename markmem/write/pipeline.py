@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..context import Context
-from ..ids import new_batch_id, new_raw_id, now, parse_time, validate_user_id
+from ..ids import new_batch_id, new_raw_id, now, parse_occurred, validate_user_id
 from ..index.text import content_hash
 from ..model import AddResult, CompileReport, Page, RawEntry
 from ..ports import Extraction
@@ -41,8 +41,9 @@ def accept(
 ) -> AddResult:
     """Gate, then append durably. Returns only after the raw bytes are fsynced."""
     validate_user_id(user_id)
-    turns = to_turns(messages, max_bytes=ctx.settings.max_input_bytes)
-    when = None if occurred_at is None else parse_time(occurred_at, field="occurred_at")
+    normal = to_turns(messages, max_bytes=ctx.settings.max_input_bytes)
+    turns = normal.turns
+    when = None if occurred_at is None else parse_occurred(occurred_at)
     meta = _check_metadata(metadata)
     gated = run_gates([t.content for t in turns], ctx.scanner, ctx.settings.pii_policy, ctx.detect_injection)
     stamp = now()
@@ -67,6 +68,8 @@ def accept(
         user_id=user_id,
         pii=tuple(sorted({x for e in entries for x in e.pii})),
         quarantined=tuple(e.id for e in entries if e.quarantined),
+        skipped=normal.skipped,
+        replaced=tuple(e.id for e, t in zip(entries, turns, strict=True) if t.replaced),
     )
 
 
