@@ -213,6 +213,7 @@ class Cache:
         counts = {}
         for table in ("raw", "claims", "pages", "vectors"):
             counts[table] = db.execute(f"DELETE FROM {table} WHERE user_id=?", (user_id,)).rowcount
+        db.execute("DELETE FROM user_gen WHERE user_id=?", (user_id,))  # the id itself may be PII
         self.clear_problems(f"wiki/u/{user_id}/")
         self.clear_problems(f"raw/u/{user_id}/")
         return counts
