@@ -199,3 +199,18 @@ def test_open_time_recovery_never_commits_a_symlink(two_users: Path, tmp_path: P
         pass
     tracked = git(two_users, "ls-files")
     assert "wiki/u/bob/profile/real.md" in tracked and "link.md" not in tracked
+
+
+def test_forget_removes_a_symlinked_folder_without_touching_its_target(two_users: Path, tmp_path: Path) -> None:
+    pytest.importorskip("markmem.erase.api")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("not markmem's")
+    (two_users / "raw" / "u" / "mallory").symlink_to(outside, target_is_directory=True)
+    with open_mem(two_users) as mem:
+        plan = mem.forget("mallory", dry_run=True)
+        assert plan.files == ("raw/u/mallory",)  # type: ignore[union-attr]
+        mem.forget("mallory")
+        assert mem.get_all("bob")
+    assert not os.path.lexists(two_users / "raw" / "u" / "mallory")
+    assert (outside / "keep.txt").read_text() == "not markmem's"
