@@ -150,6 +150,8 @@ def _apply(ctx: Context, user_id: str, mode: str) -> ErasureReport:
             if mode == "rewrite":
                 _fingerprint(ctx, user_id, j)
             journal.save(root, j)
+        elif mode == "rewrite" and j.state in ("started", "scrubbed") and not j.needles:
+            _fingerprint(ctx, user_id, j)  # the journal keeps no text: history still has it, collect again
         _step(root, j, "journal", mark)
         if mode == "shred" and j.state == "started":
             _add_files(j, scrub.move_out(root, user_id))  # nothing can read or recover from them now
@@ -204,7 +206,7 @@ def _add_files(j: Journal, n: int) -> None:
 
 def _fingerprint(ctx: Context, user_id: str, j: Journal) -> None:
     fp = fingerprint.collect(ctx, user_id)
-    j.needles, j.blobs, j.short = sorted(fp.plain), sorted(fp.blobs), fp.short
+    j.needles, j.blobs, j.short = sorted(fp.plain), sorted(fp.blobs | set(j.blobs)), max(fp.short, j.short)
 
 
 def _destroy_key(ctx: Context, user_id: str) -> None:
