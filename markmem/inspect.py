@@ -133,6 +133,9 @@ def doctor(ctx: Context, worker_error: BaseException | None) -> dict[str, Any]:
     problems = ctx.cache.rows("SELECT path, reason FROM problems ORDER BY path")
     problems += [{"path": rel, "reason": "a symlink (never followed, written through or committed)"}
                  for rel in find_links(ctx.root)]
+    bad_items: list[tuple[str, str]] = []
+    review.list_items(ctx.root, ctx.codec, None, bad_items)
+    problems += [{"path": rel, "reason": reason} for rel, reason in bad_items]
     pages_on_disk = len(iter_page_files(ctx.root))
     bad_pages = sum(1 for p in problems if p["path"].startswith("wiki/") and p["path"].endswith(".md")
                     and not p["reason"].startswith("a symlink"))

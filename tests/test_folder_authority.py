@@ -214,3 +214,18 @@ def test_forget_removes_a_symlinked_folder_without_touching_its_target(two_users
         assert mem.get_all("bob")
     assert not os.path.lexists(two_users / "raw" / "u" / "mallory")
     assert (outside / "keep.txt").read_text() == "not markmem's"
+
+
+@pytest.mark.parametrize("content", [b"\xff\xfe binary", b"id: [unclosed", b"- a list\n",
+                                     b"id: v-0123456789\nuser_id: bob\nkind: quarantine\n"])
+def test_a_bad_review_item_is_skipped_and_listed(two_users: Path, content: bytes) -> None:
+    folder = two_users / "wiki" / "u" / "alice" / "review"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "v-0123456789.yaml").write_bytes(content)
+    commit_all(two_users, "a bad review item")
+    with everything_still_works(two_users) as mem:
+        assert mem.review() == [] and mem.review("bob") == []
+        assert mem.stats()["review_pending"] == 0
+        rel = "wiki/u/alice/review/v-0123456789.yaml"
+        assert rel in {p["path"] for p in mem.doctor()["problems"]}
+        assert rel in {i.path for i in mem.lint().issues if i.rule == "invalid-page"}
