@@ -12,15 +12,17 @@ Endpoints mirror the Memory facade, one Memory call each, same names::
     PUT    /claims/{id}                 update         POST   /reindex                 reindex
     DELETE /memories/{id}               delete         GET    /doctor, /stats, /health
 
-Security: binds 127.0.0.1 by default; a non-loopback bind needs a bearer token; with a token,
-every endpoint but /health (and the schema) requires it. Destructive calls (forget, hard delete)
-need the token even on loopback unless ``allow_unauthenticated_destructive``. Each markmem
-error class has one handler mapping it to a 4xx (or 503) with ``{"error", "message", ...}``.
+Security (see :mod:`.serving`): binds 127.0.0.1 by default; a non-loopback bind needs a token.
+Every request passes a Host allow-list (421) and an Origin check (403); state-changing requests
+take JSON bodies only (415). The server always has a bearer token: ``--token`` (then every
+endpoint but /health and the docs needs it) or one generated at start and printed on the
+"listening on" line (then state-changing calls need it, reads on loopback do not). Errors have
+one shape everywhere: ``{"error": <name>, "message": ..., ...}``.
 """
-
 from __future__ import annotations
 
 import os
+import secrets
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -28,23 +30,30 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Body, Depends, FastAPI, HTTPException, Query, Request, Security
+import uvicorn
+from fastapi import APIRouter, Depends, FastAPI, HTTPException, Query, Request, Security
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from . import errors as E
+from .api_docs import mount_docs
 from .config import Settings
 from .jsonable import to_jsonable
 from .memory import Memory
-from .serving import check_bind, token_ok
+from .serving import BrowserGuard, allowed_hosts, check_bind, token_ok
 
 ERROR_STATUS: dict[type[E.MarkmemError], int] = {
     E.MarkmemError: 400, E.InvalidInput: 422, E.InvalidUserId: 422, E.NotFound: 404, E.PiiBlocked: 422,
     E.GateUnavailable: 503, E.RepoError: 409, E.MalformedPage: 409, E.LockTimeout: 503,
     E.ExtractionError: 502, E.EncryptionError: 409, E.ErasureError: 409,
 }
-BEARER = HTTPBearer(auto_error=False, description="Required when the server was started with a token.")
+HTTP_ERROR_NAMES = {400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound",
+                    405: "MethodNotAllowed", 413: "PayloadTooLarge", 415: "UnsupportedMediaType",
+                    421: "MisdirectedRequest", 422: "InvalidInput"}
+BEARER = HTTPBearer(auto_error=False, description="The token given with --token, or the one printed at start.")
 EXPORT_MEDIA = {"jsonl": "application/x-ndjson", "mem0": "application/json", "memory-md": "text/markdown"}
 Role = Literal["user", "assistant", "system", "tool", "other"]
 
@@ -75,6 +84,14 @@ class DecisionRequest(BaseModel):
     text: str | None = Field(None, description="With edit: the text to compile instead.")
 
 
+class ImportRequest(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+
+    text: str = Field(description="The file's content (markmem jsonl, a mem0 JSON export, or memory-md).")
+    from_: Literal["jsonl", "mem0", "memory-md"] = Field("jsonl", alias="from")
+    user_id: str | None = Field(None, description="With mem0 / memory-md: the user to file it under.")
+
+
 def _error_body(exc: E.MarkmemError) -> dict[str, Any]:
     body: dict[str, Any] = {"error": type(exc).__name__, "message": str(exc)}
     for attr in ("field", "what", "ident", "entities", "path"):
@@ -91,12 +108,29 @@ def _handler(status: int) -> Any:
     return handle
 
 
+async def _http_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    name = HTTP_ERROR_NAMES.get(exc.status_code, "HTTPError")
+    return JSONResponse({"error": name, "message": str(exc.detail)}, status_code=exc.status_code,
+                        headers=getattr(exc, "headers", None))
+
+
+async def _invalid_request(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    details = [{"field": ".".join(str(p) for p in e.get("loc", ())), "message": e.get("msg", "")}
+               for e in exc.errors()]
+    message = "; ".join(f"{d['field']}: {d['message']}" for d in details) or "invalid request"
+    return JSONResponse({"error": "InvalidInput", "message": message, "details": details}, status_code=422)
+
+
 @dataclass(frozen=True)
 class Guard:
-    """The server's access rules, kept on ``app.state``."""
+    """The server's access rules, kept on ``app.state``. ``token`` is always set: ``reads_need_token``
+    when the operator chose it (``--token``), else it was generated and guards writes only."""
 
-    token: str | None
-    allow_unauthenticated_destructive: bool = False
+    token: str
+    reads_need_token: bool = True
+    open_writes: bool = False
 
 
 def memory(request: Request) -> Memory:
@@ -104,32 +138,37 @@ def memory(request: Request) -> Memory:
 
 
 def authorized(request: Request, creds: Annotated[HTTPAuthorizationCredentials | None, Security(BEARER)]) -> bool:
-    """With a token configured, every call must show it. Returns whether a valid token was shown."""
-    token = request.app.state.guard.token
-    if token and not (creds and token_ok(f"Bearer {creds.credentials}", token)):
+    """Whether a valid token was shown; with ``reads_need_token``, every call must show one."""
+    guard: Guard = request.app.state.guard
+    shown = bool(creds and token_ok(f"Bearer {creds.credentials}", guard.token))
+    if guard.reads_need_token and not shown:
         raise HTTPException(401, "bearer token required", headers={"WWW-Authenticate": "Bearer"})
-    return bool(token)
-
-
-def destructive(request: Request, has_token: bool) -> None:
-    if not has_token and not request.app.state.guard.allow_unauthenticated_destructive:
-        raise HTTPException(403, "destructive operations need a bearer token: start the server with --token "
-                                 "(or --allow-unauthenticated-destructive on a trusted machine)")
+    return shown
 
 
 Mem = Annotated[Memory, Depends(memory)]
 Token = Annotated[bool, Depends(authorized)]  # cached per request: the router already ran it
+
+
+def writer(request: Request, has_token: Token) -> None:
+    """State-changing calls need the token, also on loopback (unless the operator opened writes)."""
+    if not has_token and not request.app.state.guard.open_writes:
+        raise HTTPException(401, "state-changing calls need the bearer token printed by `markmem api` at start "
+                                 "(or the one given with --token)", headers={"WWW-Authenticate": "Bearer"})
+
+
+Write = Depends(writer)
 router = APIRouter(dependencies=[Depends(authorized)])
 
 
-@router.post("/memories", status_code=201, tags=["write"])
+@router.post("/memories", status_code=201, tags=["write"], dependencies=[Write])
 def add(req: AddRequest, mem: Mem) -> Any:
     messages = req.messages if isinstance(req.messages, str) else [m.model_dump() for m in req.messages]
     return to_jsonable(mem.add(messages, user_id=req.user_id, agent_id=req.agent_id, run_id=req.run_id,
                                metadata=req.metadata, occurred_at=req.occurred_at))
 
 
-@router.post("/flush", tags=["write"])
+@router.post("/flush", tags=["write"], dependencies=[Write])
 def flush(mem: Mem) -> Any:
     return to_jsonable(mem.flush())
 
@@ -138,8 +177,13 @@ def flush(mem: Mem) -> Any:
 def search(mem: Mem, query: str, user_id: str, top_k: Annotated[int, Query(ge=1, le=1000)] = 5,
            as_of: str | None = None, known_at: str | None = None, format: Literal["json", "context"] = "json",
            explain: bool = False, budget: Annotated[int | None, Query(ge=1, le=100_000)] = None) -> Any:
-    return to_jsonable(mem.search(query, user_id=user_id, top_k=top_k, as_of=as_of, known_at=known_at,
-                                  format=format, explain=explain, budget=budget))
+    """One envelope for both formats: ``{"format", "hits": [...], "pack": null | {text, tokens, ...}}``."""
+    found = mem.search(query, user_id=user_id, top_k=top_k, as_of=as_of, known_at=known_at,
+                       format=format, explain=explain, budget=budget)
+    if isinstance(found, list):
+        return {"format": format, "hits": to_jsonable(found), "pack": None}
+    pack = to_jsonable(found)
+    return {"format": format, "hits": pack.pop("hits"), "pack": pack}
 
 
 @router.get("/pages/{id:path}", tags=["read"])
@@ -162,15 +206,13 @@ def user_history(mem: Mem, user_id: str) -> Any:
     return to_jsonable(mem.history(user_id=user_id))
 
 
-@router.put("/claims/{id:path}", tags=["write"])
+@router.put("/claims/{id:path}", tags=["write"], dependencies=[Write])
 def update(mem: Mem, id: str, req: UpdateRequest) -> Any:
     return to_jsonable(mem.update(id, req.text, by=req.by))
 
 
-@router.delete("/memories/{id:path}", tags=["write"])
-def delete(mem: Mem, request: Request, has_token: Token, id: str, hard: bool = False) -> Any:
-    if hard:
-        destructive(request, has_token)
+@router.delete("/memories/{id:path}", tags=["write"], dependencies=[Write])
+def delete(mem: Mem, id: str, hard: bool = False) -> Any:
     return {"id": id, "hard": hard, "commit": mem.delete(id, hard=hard)}
 
 
@@ -179,7 +221,7 @@ def review(mem: Mem, user_id: str | None = None) -> Any:
     return to_jsonable(mem.review(user_id))
 
 
-@router.post("/review/{item_id}", tags=["review"])
+@router.post("/review/{item_id}", tags=["review"], dependencies=[Write])
 def review_decide(mem: Mem, item_id: str, req: DecisionRequest) -> Any:
     return to_jsonable(mem.review_decide(item_id, req.decision, req.text))
 
@@ -187,8 +229,9 @@ def review_decide(mem: Mem, item_id: str, req: DecisionRequest) -> Any:
 @router.delete("/users/{user_id}", tags=["compliance"])
 def forget(mem: Mem, request: Request, has_token: Token, user_id: str,
            mode: Literal["scrub", "rewrite", "shred"] = "scrub", dry_run: bool = False) -> Any:
+    """A dry run only plans (no token needed); the erasure itself needs the token."""
     if not dry_run:
-        destructive(request, has_token)
+        writer(request, has_token)
     return to_jsonable(mem.forget(user_id, mode=mode, dry_run=dry_run))
 
 
@@ -204,25 +247,23 @@ def export(mem: Mem, to: Literal["jsonl", "mem0", "memory-md", "access"] = "json
     return Response(text, media_type=EXPORT_MEDIA[to]) if isinstance(text, str) else to_jsonable(result)
 
 
-@router.post("/import", tags=["portability"])
-def import_(mem: Mem, body: Annotated[str, Body(media_type="text/plain", description="The file's content.")],
-            from_: Annotated[Literal["jsonl", "mem0", "memory-md"], Query(alias="from")] = "jsonl",
-            user_id: str | None = None) -> Any:
-    with _spooled(body) as path:
-        return to_jsonable(mem.import_(path, from_=from_, user_id=user_id))
+@router.post("/import", tags=["portability"], dependencies=[Write])
+def import_(mem: Mem, req: ImportRequest) -> Any:
+    with _spooled(req.text) as path:
+        return to_jsonable(mem.import_(path, from_=req.from_, user_id=req.user_id))
 
 
-@router.post("/lint", tags=["lifecycle"])
+@router.post("/lint", tags=["lifecycle"], dependencies=[Write])
 def lint(mem: Mem, fix: bool = False) -> Any:
     return to_jsonable(mem.lint(fix=fix))
 
 
-@router.post("/maintenance", tags=["lifecycle"])
+@router.post("/maintenance", tags=["lifecycle"], dependencies=[Write])
 def maintenance(mem: Mem, dry_run: bool = False) -> Any:
     return to_jsonable(mem.maintenance(dry_run=dry_run))
 
 
-@router.post("/reindex", tags=["meta"])
+@router.post("/reindex", tags=["meta"], dependencies=[Write])
 def reindex(mem: Mem) -> Any:
     return to_jsonable(mem.reindex())
 
@@ -243,18 +284,25 @@ def health() -> dict[str, str]:
     return {"status": "ok", "version": __version__}
 
 
-def create_app(mem: Memory, *, token: str | None = None, allow_unauthenticated_destructive: bool = False) -> FastAPI:
-    """The app over one open Memory; the caller owns (and closes) ``mem``."""
+def create_app(mem: Memory, *, token: str | None = None, host: str = "127.0.0.1",
+               allow_hosts: tuple[str, ...] = (), allow_unauthenticated_writes: bool = False) -> FastAPI:
+    """The app over one open Memory, behind :class:`BrowserGuard`; the caller owns (and closes) ``mem``.
+
+    With no ``token`` one is generated (``app.state.guard.token``) and guards state-changing calls."""
     from . import __version__
 
-    app = FastAPI(title="markmem", version=__version__,
+    app = FastAPI(title="markmem", version=__version__, docs_url=None, redoc_url=None,
                   description="Chatbot memory as markdown in git: the Memory facade over HTTP.")
     app.state.memory = mem
-    app.state.guard = Guard(token, allow_unauthenticated_destructive)
+    app.state.guard = Guard(token or secrets.token_urlsafe(24), token is not None, allow_unauthenticated_writes)
     for cls, status in ERROR_STATUS.items():
         app.add_exception_handler(cls, _handler(status))
+    app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(RequestValidationError, _invalid_request)
     app.add_api_route("/health", health, methods=["GET"], tags=["meta"])
+    mount_docs(app)
     app.include_router(router)
+    app.add_middleware(BrowserGuard, hosts=allowed_hosts(host, allow_hosts))  # type: ignore[arg-type]
     return app
 
 
@@ -271,11 +319,30 @@ def _spooled(body: str) -> Iterator[str]:
 
 
 def serve(repo: str | Path, *, host: str = "127.0.0.1", port: int = 8000, token: str | None = None,
-          allow_unauthenticated_destructive: bool = False) -> None:
-    """Run the API with uvicorn until interrupted (a background worker compiles new input)."""
-    import uvicorn
+          allow_hosts: tuple[str, ...] = (), allow_unauthenticated_writes: bool = False) -> None:
+    """Run the API with uvicorn until interrupted (a background worker compiles new input).
 
+    Prints ``markmem api listening on http://HOST:PORT/ (token: ...)`` once the socket accepts
+    connections (``--port 0`` picks a free port; the line names it)."""
     check_bind(host, token)
     with Memory(repo, Settings.from_env(repo_path=Path(repo))) as mem:
-        app = create_app(mem, token=token, allow_unauthenticated_destructive=allow_unauthenticated_destructive)
-        uvicorn.run(app, host=host, port=port, log_level="warning")
+        app = create_app(mem, token=token, host=host, allow_hosts=allow_hosts,
+                         allow_unauthenticated_writes=allow_unauthenticated_writes)
+        shown = "as given with --token" if token else app.state.guard.token
+        server = _AnnouncingServer(uvicorn.Config(app, host=host, port=port, log_level="warning"), shown)
+        server.run()
+
+
+class _AnnouncingServer(uvicorn.Server):
+    """uvicorn's Server, printing the 'listening on' line once the sockets are bound."""
+
+    def __init__(self, config: uvicorn.Config, token_text: str) -> None:
+        super().__init__(config)
+        self.token_text = token_text
+
+    async def startup(self, sockets: Any = None) -> None:
+        await super().startup(sockets)
+        if self.started and self.servers:
+            bound = self.servers[0].sockets[0].getsockname()
+            name = f"[{bound[0]}]" if ":" in bound[0] else bound[0]
+            print(f"markmem api listening on http://{name}:{bound[1]}/ (token: {self.token_text})", flush=True)

@@ -186,17 +186,21 @@ def import_(repo: Path, path: Path, from_: str, user_id: str | None, as_json: bo
 @click.command()
 @repo_option
 @click.option("--host", default="127.0.0.1", show_default=True, help="Bind address (non-loopback needs --token).")
-@click.option("--port", default=8000, show_default=True, help="TCP port.")
-@click.option("--token", envvar="MARKMEM_API_TOKEN", default=None, help="Bearer token [$MARKMEM_API_TOKEN].")
-@click.option("--allow-unauthenticated-destructive", is_flag=True,
-              help="Allow forget and hard delete without a token on loopback.")
-def api(repo: Path, host: str, port: int, token: str | None, allow_unauthenticated_destructive: bool) -> None:
-    """Serve the REST API (FastAPI + uvicorn); OpenAPI at /docs."""
+@click.option("--port", default=8000, show_default=True, help="TCP port (0: any free port, named on the "
+              "'listening on' line).")
+@click.option("--token", envvar="MARKMEM_API_TOKEN", default=None,
+              help="Bearer token for every call [$MARKMEM_API_TOKEN]; without it one is generated and printed, "
+                   "and guards state-changing calls.")
+@click.option("--allow-host", "allow_hosts", multiple=True, help="Another Host name clients may use (repeatable).")
+@click.option("--allow-unauthenticated-writes", "--allow-unauthenticated-destructive", "open_writes", is_flag=True,
+              help="Let state-changing calls (add, forget, import...) through without the token on loopback.")
+def api(repo: Path, host: str, port: int, token: str | None, allow_hosts: tuple[str, ...], open_writes: bool) -> None:
+    """Serve the REST API (FastAPI + uvicorn); OpenAPI at /docs. Prints 'listening on ... (token: ...)'."""
     try:
         from .api import serve
     except ImportError as exc:
         raise click.ClickException(f"the REST API needs the api extra: pip install 'markmem[api]' ({exc})") from None
-    serve(repo, host=host, port=port, token=token, allow_unauthenticated_destructive=allow_unauthenticated_destructive)
+    serve(repo, host=host, port=port, token=token, allow_hosts=allow_hosts, allow_unauthenticated_writes=open_writes)
 
 
 @click.command()

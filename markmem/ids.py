@@ -67,12 +67,25 @@ def format_time(dt: datetime) -> str:
 
 def parse_time(value: object, *, field: str = "time") -> str:
     """Accept a datetime, a date string or an ISO-8601 string; return canonical UTC text."""
-    if isinstance(value, datetime):
-        return format_time(value)
-    if isinstance(value, str) and value.strip():
-        text = value.strip().replace("Z", "+00:00").replace("z", "+00:00")
-        try:
+    try:
+        if isinstance(value, datetime):
+            return format_time(value)
+        if isinstance(value, str) and value.strip():
+            text = value.strip().replace("Z", "+00:00").replace("z", "+00:00")
             return format_time(datetime.fromisoformat(text))
-        except ValueError:
-            pass
+    except (ValueError, OverflowError):  # not ISO-8601, or out of datetime's range once in UTC
+        pass
     raise InvalidInput(f"{field} must be an ISO-8601 time or datetime, got {value!r}", field=field)
+
+
+OCCURRED_MIN, OCCURRED_MAX = "1900-01-01T00:00:00.000000Z", "2200-01-01T00:00:00.000000Z"
+
+
+def parse_occurred(value: object, *, field: str = "occurred_at") -> str:
+    """:func:`parse_time` bounded to [1900-01-01, 2200-01-01): the range of a life's events and plans;
+    year 1 or 9999 is a caller's bug (a zero date, a sentinel), not a memory."""
+    text = parse_time(value, field=field)
+    if not OCCURRED_MIN <= text < OCCURRED_MAX:
+        raise InvalidInput(f"{field} must lie between {OCCURRED_MIN[:10]} and {OCCURRED_MAX[:10]} "
+                           f"(exclusive), got {text}", field=field)
+    return text

@@ -12,7 +12,8 @@ from .errors import InvalidInput, MalformedPage, NotFound
 from .ids import validate_page_id
 from .model import Claim, Commit, Page, RawEntry
 from .store import raw
-from .store.pages import page_path, parse_page, read_page
+from .store.links import find_links
+from .store.pages import iter_page_files, page_path, parse_page, read_page
 from .store.repo import schema_version
 from .write import review
 
@@ -65,7 +66,13 @@ def get_all(ctx: Context, user_id: str, type: str | None, include_archived: bool
         params.append(type)
     if not include_archived:
         sql += " AND archived=0"
-    return [load_page(ctx, r["id"]) for r in ctx.cache.user(user_id).rows(sql + " ORDER BY id", params)]
+    pages = []
+    for r in ctx.cache.user(user_id).rows(sql + " ORDER BY id", params):
+        try:
+            pages.append(load_page(ctx, r["id"]))
+        except (MalformedPage, NotFound):  # broken or gone since the cache saw it: doctor lists it
+            continue
+    return pages
 
 
 def history(ctx: Context, ident: str, include_diff: bool) -> list[Commit]:
@@ -124,14 +131,21 @@ def review_items(ctx: Context, user_id: str | None) -> list[dict[str, Any]]:
 
 def doctor(ctx: Context, worker_error: BaseException | None) -> dict[str, Any]:
     problems = ctx.cache.rows("SELECT path, reason FROM problems ORDER BY path")
-    pages_on_disk = sum(1 for _ in (ctx.root / "wiki").rglob("*.md")) if (ctx.root / "wiki").exists() else 0
+    problems += [{"path": rel, "reason": "a symlink (never followed, written through or committed)"}
+                 for rel in find_links(ctx.root)]
+    bad_items: list[tuple[str, str]] = []
+    review.list_items(ctx.root, ctx.codec, None, bad_items)
+    problems += [{"path": rel, "reason": reason} for rel, reason in bad_items]
+    pages_on_disk = len(iter_page_files(ctx.root))
+    bad_pages = sum(1 for p in problems if p["path"].startswith("wiki/") and p["path"].endswith(".md")
+                    and not p["reason"].startswith("a symlink"))
     cached = ctx.cache.count("pages")
     return {
         "repo": str(ctx.root),
         "schema": schema_version(),
         "git_head": ctx.git.head(),
         "cache": {"ok": ctx.cache.ok(), "pages": cached, "pages_on_disk": pages_on_disk,
-                  "in_sync": cached + len(problems) == pages_on_disk},
+                  "in_sync": cached + bad_pages == pages_on_disk},
         "pii_gate": ctx.scanner.name,
         "injection_guard": ctx.detect_injection is not None,
         "extractor": ctx.extractor.name,

@@ -110,14 +110,20 @@ class Memory:
             raise _bad("query must be text")
         if format not in ("json", "context"):
             raise _bad('format must be "json" or "context"')
-        if not isinstance(top_k, int) or not 1 <= top_k <= 1000:
+        if not isinstance(top_k, int) or isinstance(top_k, bool) or not 1 <= top_k <= 1000:
             raise _bad("top_k must be an integer between 1 and 1000")
+        if budget is not None and (not isinstance(budget, int) or isinstance(budget, bool)
+                                   or not 1 <= budget <= 100_000):
+            raise _bad("budget must be an integer between 1 and 100000 tokens")
+        query = query.encode("utf-8", "replace").decode("utf-8")  # a lone surrogate becomes '?'
+
         t_valid = None if as_of is None else parse_time(as_of, field="as_of")
         t_known = None if known_at is None else parse_time(known_at, field="known_at")
         hits = searching.search(self._ctx, query, user_id, top_k, t_valid, t_known, explain)
         if format == "json":
             return hits
-        return packing.pack(self._ctx, user_id, hits, budget or self.settings.token_budget, t_valid, t_known)
+        chosen = self.settings.token_budget if budget is None else budget
+        return packing.pack(self._ctx, user_id, hits, chosen, t_valid, t_known)
 
     def get(self, id: str, user_id: str | None = None) -> Page | Claim | RawEntry:
         """A page (``u/alice/profile/lives-in``), a claim (``c-...``) or a raw entry (``r-...``).

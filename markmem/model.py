@@ -131,13 +131,15 @@ class Page:
 
 @dataclass(frozen=True)
 class AddResult:
-    """What ``add()`` accepted. ``ids`` are raw entry ids, in input order."""
+    """What ``add()`` accepted. ``ids`` are raw entry ids of the turns kept, in input order."""
 
     ids: tuple[str, ...]
     user_id: str
     pii: tuple[str, ...] = ()  # entity types the gate found (masked or tagged per policy)
     quarantined: tuple[str, ...] = ()  # raw ids held for review by the injection guard
     masked: tuple[str, ...] = ()  # the subset of ``pii`` replaced by <ENTITY>; the rest is tagged
+    skipped: tuple[int, ...] = ()  # input positions of empty turns left out (no id)
+    replaced: tuple[str, ...] = ()  # raw ids whose control characters became spaces
 
 
 @dataclass(frozen=True)

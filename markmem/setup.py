@@ -198,6 +198,7 @@ def _apply_changes(ctx: Context, paths: list[str]) -> None:
                 try:
                     page = read_page(ctx.root, rel, ctx.codec)
                 except MalformedPage as exc:
+                    ctx.cache.delete_page(page_id)
                     ctx.cache.set_problem(rel, exc.reason)
                     continue
                 ctx.cache.set_problem(rel, None)
@@ -205,7 +206,11 @@ def _apply_changes(ctx: Context, paths: list[str]) -> None:
             elif rel.startswith("raw/u/") and rel.endswith(".jsonl") and full.exists():
                 uid = rel.split("/")[2]
                 upto = raw.read_checkpoint(ctx.root, uid).get(rel, 0)
-                for entry, _s, end in raw.read_range(ctx.root, rel, 0, None, ctx.codec, uid):
+                bad: list[raw.BadLine] = []
+                for entry, _s, end in raw.read_range(ctx.root, rel, 0, None, ctx.codec, uid, bad):
                     ctx.cache.upsert_raw([entry], compiled=end <= upto)
+                ctx.cache.clear_problems(rel + ":")
+                for b in bad:
+                    ctx.cache.set_problem(b.where, b.reason)
         if any(p.startswith(".markmem/ops/") for p in paths):  # review decisions made elsewhere
             apply_review_ops(ctx.root, ctx.cache)

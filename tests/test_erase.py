@@ -210,12 +210,14 @@ def test_rewrite_redacts_the_id_from_ops_records_and_trailers(mem: Memory) -> No
     assert b"alice" not in all_objects(mem.root)
 
 
-def test_forget_of_an_unknown_user_records_a_tombstone(mem: Memory) -> None:
+def test_forget_of_an_unknown_user_says_nothing_to_erase(mem: Memory) -> None:
     populate(mem, batches=1)
     plan = mem.forget("nobody", "rewrite", dry_run=True)
     assert plan.empty
+    head = git(mem.root, "rev-parse", "HEAD")
     report = mem.forget("nobody", "rewrite")
-    assert report.ok and report.removed["files"] == 0
+    assert report.ok and report.removed == {"nothing": True} and report.commit is None
+    assert git(mem.root, "rev-parse", "HEAD") == head  # no tombstone commit for someone never stored
     assert mem.get_all("bob")
 
 

@@ -24,7 +24,7 @@ from ..ids import now
 from . import fingerprint, journal, rewrite, scrub
 from . import verify as verifying
 from .journal import Journal
-from .plan import ErasurePlan, check_mode, gather, make_plan, with_history
+from .plan import ErasurePlan, Inventory, check_mode, gather, make_plan, with_history
 from .verify import VerifyReport
 
 # Test seam: called with each step name after the step is durable (crash tests kill the process here).
@@ -57,6 +57,9 @@ class ErasureReport:
         return data
 
     def __str__(self) -> str:
+        if self.removed.get("nothing"):
+            where = "files, cache or queue rows, ops records" + (" or history" if self.mode == "rewrite" else "")
+            return f"Nothing to erase for user {self.user_id!r} (mode {self.mode}): no {where}; no tombstone written"
         t = ", ".join(f"{k} {v:.0f} ms" for k, v in self.timings_ms.items())
         cache = self.removed.get("cache", {})
         lines = [
@@ -87,11 +90,27 @@ def forget(ctx: Context, user_id: str, mode: str, dry_run: bool = False) -> Eras
         token = journal.user_token(ctx, user_id)
         assert token is not None
         pending = journal.load(ctx.root, token)
+        if pending is None:
+            inv = gather(ctx, user_id, history=mode == "rewrite")
+            if _nothing(inv, mode):
+                return _nothing_report(inv, mode)
         if pending is not None and pending.mode != mode:
             first = _apply(ctx, user_id, pending.mode)  # finish what was interrupted first
             if _covers(pending.mode, mode):
                 return first
         return _apply(ctx, user_id, mode)
+
+
+def _nothing(inv: Inventory, mode: str) -> bool:
+    """No trace of the user anywhere this mode would erase: no tombstone commit is written."""
+    local = (not inv.files and not inv.raw_entries and not any(inv.cache_rows.values()) and not inv.queue_rows
+             and not inv.ops_records and not inv.key_present)
+    return local and (mode != "rewrite" or not inv.commits_touching)
+
+
+def _nothing_report(inv: Inventory, mode: str) -> ErasureReport:
+    assert inv.token is not None
+    return ErasureReport(inv.user_id, mode, "", inv.token, make_plan(inv, mode), {"nothing": True}, None, {})
 
 
 def resume_pending(ctx: Context) -> list[ErasureReport]:
@@ -131,6 +150,8 @@ def _apply(ctx: Context, user_id: str, mode: str) -> ErasureReport:
             if mode == "rewrite":
                 _fingerprint(ctx, user_id, j)
             journal.save(root, j)
+        elif mode == "rewrite" and j.state in ("started", "scrubbed") and not j.needles:
+            _fingerprint(ctx, user_id, j)  # the journal keeps no text: history still has it, collect again
         _step(root, j, "journal", mark)
         if mode == "shred" and j.state == "started":
             _add_files(j, scrub.move_out(root, user_id))  # nothing can read or recover from them now
@@ -185,7 +206,7 @@ def _add_files(j: Journal, n: int) -> None:
 
 def _fingerprint(ctx: Context, user_id: str, j: Journal) -> None:
     fp = fingerprint.collect(ctx, user_id)
-    j.needles, j.blobs, j.short = sorted(fp.plain), sorted(fp.blobs), fp.short
+    j.needles, j.blobs, j.short = sorted(fp.plain), sorted(fp.blobs | set(j.blobs)), max(fp.short, j.short)
 
 
 def _destroy_key(ctx: Context, user_id: str) -> None:

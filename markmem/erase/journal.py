@@ -7,9 +7,11 @@
   a tombstone cannot be linked back to a guessed user id.
 * The journal ``.markmem/erasure/<token>.json`` (mode 0600, in a self-ignoring folder, never
   committed) is written before the first destructive step and records the state reached. For
-  ``rewrite`` it also holds what ``verify`` searches for: the object ids of the user's stored
-  versions and, in a plain repo, content fingerprints (fragments of the user's text, i.e. PII). It
-  is deleted as soon as a verification finds no hit.
+  ``rewrite`` it also holds the object ids of the user's stored versions (not PII). The content
+  fingerprints ``verify`` searches for (fragments of the user's text, i.e. PII) are kept in memory
+  only, never in the file: a resumed rewrite collects them again from history (which still holds
+  the text until the rewrite ran); past that point the object ids and the user id remain to check.
+  It is deleted as soon as a verification finds no hit.
 """
 
 from __future__ import annotations
@@ -62,7 +64,7 @@ class Journal:
     started: str
     user_id: str = ""  # local only (the journal is never committed), so that an erasure can be resumed
     state: str = "started"  # started -> scrubbed -> rewritten -> done (shred: started -> shredded -> done)
-    needles: list[str] = field(default_factory=list)  # plaintext fingerprints (rewrite, plain repos only)
+    needles: list[str] = field(default_factory=list)  # plaintext fingerprints (rewrite, plain repos): in memory only
     blobs: list[str] = field(default_factory=list)  # object ids of the user's stored versions (not PII)
     short: int = 0  # content strings too short to fingerprint
     removed: dict[str, Any] = field(default_factory=dict)
@@ -99,7 +101,8 @@ def load(root: Path, token: str) -> Journal | None:
 
 def save(root: Path, journal: Journal) -> None:
     erasure_dir(root)
-    _write_private(journal_path(root, journal.token), json.dumps(journal.to_json(), ensure_ascii=False) + "\n")
+    data = {**journal.to_json(), "needles": []}  # plaintext fragments never reach the disk
+    _write_private(journal_path(root, journal.token), json.dumps(data, ensure_ascii=False) + "\n")
 
 
 def discard(root: Path, token: str) -> bool:

@@ -7,6 +7,7 @@ executors in ``scrub``/``api`` apply the same plan.
 from __future__ import annotations
 
 import os
+import stat
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
@@ -112,13 +113,17 @@ def gather(ctx: Context, user_id: str, *, create: bool = False, history: bool = 
     raw_entries = 0
     cut = len(str(root)) + 1
     for prefix in gitio.prefixes(user_id):
+        if os.path.islink(root / prefix.rstrip("/")):  # a symlink is removed, never followed
+            files.append((prefix.rstrip("/"), 0, False))
+            continue
         for folder, _dirs, names in sorted(os.walk(root / prefix)):
             base = folder[cut:].replace(os.sep, "/")  # (string work: Path objects cost 10 us a file)
             for name in sorted(names):
                 full = os.path.join(folder, name)
                 rel = f"{base}/{name}"
-                files.append((rel, os.stat(full).st_size, False))
-                if name.endswith(".jsonl"):
+                st = os.lstat(full)
+                files.append((rel, st.st_size, False))
+                if name.endswith(".jsonl") and not stat.S_ISLNK(st.st_mode):
                     with open(full, "rb") as fh:
                         raw_entries += fh.read().count(b"\n")
     token = journal.user_token(ctx, user_id, create=create)

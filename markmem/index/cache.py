@@ -213,9 +213,14 @@ class Cache:
         counts = {}
         for table in ("raw", "claims", "pages", "vectors"):
             counts[table] = db.execute(f"DELETE FROM {table} WHERE user_id=?", (user_id,)).rowcount
-        prefix = f"wiki/u/{user_id}/"
-        db.execute("DELETE FROM problems WHERE substr(path, 1, ?) = ?", (len(prefix), prefix))
+        db.execute("DELETE FROM user_gen WHERE user_id=?", (user_id,))  # the id itself may be PII
+        self.clear_problems(f"wiki/u/{user_id}/")
+        self.clear_problems(f"raw/u/{user_id}/")
         return counts
+
+    def clear_problems(self, prefix: str) -> None:
+        """Forget the problems recorded for paths under ``prefix`` (or ``file:line`` entries of a file)."""
+        self.db.execute("DELETE FROM problems WHERE substr(path, 1, ?) = ?", (len(prefix), prefix))
 
     def set_problem(self, path: str, reason: str | None) -> None:
         if reason is None:

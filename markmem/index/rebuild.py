@@ -42,11 +42,15 @@ def rebuild(root: Path, cache: Cache, codec: Codec, progress: Progress | None = 
             upto = cp.get(rel, 0)
             compiled: list[RawEntry] = []
             pending: list[RawEntry] = []
+            bad: list[raw.BadLine] = []
             try:
-                for entry, _s, end in raw.read_range(root, rel, 0, None, codec, uid):
+                for entry, _s, end in raw.read_range(root, rel, 0, None, codec, uid, bad):
                     (compiled if end <= upto else pending).append(entry)
-            except (ValueError, KeyError) as exc:
-                report.problems.append((rel, f"unreadable raw log: {exc}"))
+            except OSError as exc:  # a symlink (O_NOFOLLOW) or an unreadable file
+                bad.append(raw.BadLine(rel, 0, f"unreadable raw log: {exc.strerror or exc}"))
+            for b in bad:
+                report.problems.append((b.where, b.reason))
+                cache.set_problem(b.where, b.reason)
             cache.bulk_raw(compiled, compiled=True)
             cache.bulk_raw(pending, compiled=False)
             report.raw += len(compiled) + len(pending)

@@ -229,8 +229,8 @@ class SplitCache(Cache):
 
     def delete_user(self, user_id: str) -> dict[str, int]:
         counts = self.drop_user(user_id)
-        prefix = f"wiki/u/{user_id}/"
-        self.db.execute("DELETE FROM problems WHERE substr(path, 1, ?) = ?", (len(prefix), prefix))
+        self.clear_problems(f"wiki/u/{user_id}/")
+        self.clear_problems(f"raw/u/{user_id}/")
         return counts
 
     # -- reads across users ---------------------------------------------------------------

@@ -20,8 +20,11 @@ from typing import Any
 from ..context import Context
 from ..ids import now
 from ..model import Claim, Page
+from ..store import raw
+from ..store.links import find_links
 from ..store.pages import render_body
 from ..store.repo import append_op
+from ..write import review
 from . import apply, rules
 from .rules import Corpus, LintIssue
 from .scan import PageFile, RawIndex, load_pages, wiki_files
@@ -102,6 +105,12 @@ def _check(ctx: Context) -> tuple[LintReport, list[PageFile]]:
         found += rules.check_page(pf, corpus)
     found += rules.check_duplicate_ids(pages)
     found += rules.check_duplicates(rules.active_groups(pages))
+    found += [rules.issue("invalid-raw-line", b.where, b.reason) for b in raw.bad_lines(ctx.root, ctx.codec)]
+    bad_items: list[tuple[str, str]] = []
+    review.list_items(ctx.root, ctx.codec, None, bad_items)
+    found += [rules.issue("invalid-page", rel, reason) for rel, reason in bad_items]
+    found += [rules.issue("symlink", rel, "a symlink: never followed, written through or committed")
+              for rel in find_links(ctx.root)]
     found.sort(key=lambda i: (i.path, rules.RULES.index(i.rule), i.claim or "", i.message))
     return LintReport(tuple(found), len(files), len(pages), skipped=skipped), pages
 

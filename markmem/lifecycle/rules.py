@@ -19,6 +19,11 @@ rule                        what it finds                                       
 ``duplicate-active``        two active claims for one subject+predicate of one owner   yes
                             (multi-valued predicates excepted)
 ``duplicate-claim-id``      one claim id twice within an owner's pages                  no
+``invalid-raw-line``        a raw line that does not parse, lacks its fields or names   no
+                            another user than its folder (path:line); every reader
+                            skips it
+``symlink``                 a symlink under ``raw/``, ``wiki/`` or ``.markmem/``        no
+                            (never followed, written through or committed)
 ==========================  ========================================================  ========
 """
 
@@ -37,7 +42,7 @@ from .scan import SHARED, PageFile, RawIndex, owner_of, source_parts
 
 RULES = (
     "invalid-page", "outside-prefix", "broken-link", "unsourced-claim", "injection", "drift",
-    "impossible-validity", "duplicate-active", "duplicate-claim-id",
+    "impossible-validity", "duplicate-active", "duplicate-claim-id", "invalid-raw-line", "symlink",
 )
 FIXABLE = frozenset({"drift", "duplicate-active"})
 _MD_LINK = re.compile(r"(?<!!)\[[^\]\n]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")

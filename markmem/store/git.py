@@ -13,6 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from ..errors import RepoError
+from .links import crosses_link
 
 _ENV = {
     "GIT_TERMINAL_PROMPT": "0",
@@ -111,7 +112,7 @@ class Git:
         paths staged with their objects not yet written: the next commit (``recover`` on open) reads
         those from the worktree.
         """
-        spec = sorted(set(paths))
+        spec = sorted(p for p in set(paths) if not crosses_link(self.root, p))  # never commit a symlink
         gitdir = self.root / ".git"
         ref = self._head_ref() if gitdir.is_dir() else None
         if ref is None:  # detached HEAD or a .git file (worktree): the porcelain path
@@ -126,7 +127,8 @@ class Git:
         extra = [c for c in changes if c[3] not in ours]
         if extra:  # staged by the caller; ids whose object is missing were staged by a killed commit
             missing = self._missing([c[1] for c in extra if c[2] != "D"])
-            redo = [self._snapshot(c[3]) for c in extra if c[2] != "D" and c[1] in missing]
+            redo = [self._snapshot(c[3]) for c in extra
+                    if c[2] != "D" and c[1] in missing and not crosses_link(self.root, c[3])]
             if redo:
                 self._stage(redo, sha256=sha256)
                 files += redo
@@ -340,7 +342,7 @@ class Git:
         out = self.run("status", "--porcelain", "-z", "--no-renames", "--untracked-files=all", "--", *prefixes)
         paths = []
         for item in out.split("\0"):
-            if len(item) > 3:
+            if len(item) > 3 and not crosses_link(self.root, item[3:]):  # a symlink is never committed
                 paths.append(item[3:])
         return paths
 

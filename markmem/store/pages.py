@@ -6,6 +6,7 @@ The prose under the frontmatter is generated from the ledger (:func:`render_body
 
 from __future__ import annotations
 
+import errno
 import os
 import threading
 from collections import OrderedDict
@@ -19,6 +20,7 @@ import yaml
 from ..errors import MalformedPage
 from ..model import Claim, Page
 from . import yamlfast
+from .links import crosses_link, open_nofollow, refuse_links
 
 try:
     _Loader: Any = yaml.CSafeLoader
@@ -240,13 +242,34 @@ def user_of_path(rel: str) -> str | None:
     return parts[2] if len(parts) > 3 and parts[1] == "u" else None
 
 
-def read_page(root: Path, rel: str, codec: Any) -> Page:
-    """Read and parse one page file (``codec`` opens sealed content)."""
-    text = (root / rel).read_text("utf-8")
+def read_page(root: Path, rel: str, codec: Any, *, checked: bool = True) -> Page:
+    """Read and parse one page file (``codec`` opens sealed content). The folder is the authority:
+    a symlink (never followed), a file that is not UTF-8 and, with ``checked``, a page whose id is
+    not its path or whose ``user_id`` is not its folder's user are a :class:`MalformedPage`."""
+    try:
+        with os.fdopen(open_nofollow(root, rel), "rb") as fh:
+            text = fh.read().decode("utf-8")
+    except UnicodeDecodeError:
+        raise MalformedPage(rel, "not UTF-8 text") from None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise MalformedPage(rel, "a symlink (never followed)") from None
+        raise
     user = user_of_path(rel)
     if user is not None:
         text = codec.open_text(user, text)
-    return parse_page(text, rel)
+    page = parse_page(text, rel)
+    if checked:
+        check_owned(page, rel)
+    return page
+
+
+def check_owned(page: Page, rel: str) -> None:
+    """A page must sit at its id's path and name its folder's user (None outside ``wiki/u/``)."""
+    if page.path != rel:
+        raise MalformedPage(rel, f"id {page.id!r} does not match the file's path")
+    if page.user_id != user_of_path(rel):
+        raise MalformedPage(rel, f"user_id {page.user_id!r} disagrees with its folder")
 
 
 # Parsed pages of this process, checked against the file's (inode, mtime, ctime, size) before use:
@@ -309,6 +332,7 @@ def write_page(root: Path, page: Page, codec: Any, *, sync: bool = True, rendere
     if page.user_id is not None:
         text = codec.seal_text(page.user_id, text)
     full = root / page.path
+    refuse_links(root, page.path)
     atomic_write(full, text, sync=sync)
     if _round_trips(page, rendered):  # the next batch that touches this page need not parse it again
         _remember(str(full), _stat_key(os.stat(full)), page)
@@ -319,10 +343,12 @@ def write_page(root: Path, page: Page, codec: Any, *, sync: bool = True, rendere
 
 
 def iter_page_files(root: Path, user_id: str | None = None) -> list[str]:
-    base = root / "wiki" / ("u/" + user_id if user_id else "")
-    if not base.exists():
+    prefix = "wiki/" + ("u/" + user_id if user_id else "")
+    base = root / prefix
+    if not base.exists() or crosses_link(root, prefix):
         return []
-    return sorted(p.relative_to(root).as_posix() for p in base.rglob("*.md") if not p.name.startswith("."))
+    return sorted(Path(d, f).relative_to(root).as_posix() for d, _dirs, files in os.walk(base) for f in files
+                  if f.endswith(".md") and not f.startswith(".") and not os.path.islink(os.path.join(d, f)))
 
 
 def page_ids_with_prefix(root: Path, prefix: str) -> list[str]:

@@ -2,6 +2,8 @@
 
 ``append`` returns only after the bytes are fsynced. A torn last line (a crash mid-append,
 so never acknowledged) is cut off before the next append and ignored by readers.
+The folder is the authority: a line that does not parse, lacks its fields or names another
+``user_id`` than its folder's is skipped by every reader and reported as a :class:`BadLine`.
 Per-user ``checkpoint.json`` records how far each file has been compiled (byte offsets).
 """
 
@@ -16,6 +18,7 @@ from typing import Any
 
 from ..model import RawEntry
 from .codec import Codec
+from .links import crosses_link, open_nofollow, refuse_links
 
 CHECKPOINT = "checkpoint.json"
 
@@ -66,6 +69,19 @@ def current_segment(root: Path, user_id: str, recorded_at: str) -> str:
         return rel
 
 
+@dataclass(frozen=True)
+class BadLine:
+    """A raw line every reader skips: file (repo-relative), 1-based line number and why."""
+
+    path: str
+    line: int
+    reason: str
+
+    @property
+    def where(self) -> str:
+        return f"{self.path}:{self.line}"
+
+
 def entry_from_json(data: dict[str, Any], path: str) -> RawEntry:
     return RawEntry(
         id=data["id"],
@@ -100,10 +116,12 @@ def append(root: Path, entries: Sequence[RawEntry], codec: Codec, *, sync: bool 
         by_file.setdefault(current_segment(root, e.user_id, e.recorded_at), []).append(e)
     for rel, group in by_file.items():
         full = root / rel
+        refuse_links(root, rel)
         created = not full.exists()
         if created:
             full.parent.mkdir(parents=True, exist_ok=True)
-        with open(full, "ab+") as fh:
+        fd = os.open(full, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        with os.fdopen(fd, "ab+") as fh:
             size = fh.seek(0, os.SEEK_END)
             if size:
                 fh.seek(size - 1)
@@ -143,30 +161,77 @@ def _last_newline(fh: Any, size: int) -> int:
 
 
 def read_range(
-    root: Path, rel: str, start: int, end: int | None, codec: Codec, user_id: str
+    root: Path, rel: str, start: int, end: int | None, codec: Codec, user_id: str,
+    bad: list[BadLine] | None = None,
 ) -> Iterator[tuple[RawEntry, int, int]]:
-    """Yield (entry, start, end) for complete lines in [start, end)."""
-    with open(root / rel, "rb") as fh:
+    """Yield (entry, start, end) for complete, well-formed lines in [start, end) that belong to
+    ``user_id``; the others are skipped and, with ``bad``, listed there."""
+    with os.fdopen(open_nofollow(root, rel), "rb") as fh:
         fh.seek(start)
         data = fh.read() if end is None else fh.read(end - start)
     pos = start
     for line in data.split(b"\n")[:-1]:  # the last piece is a torn tail or empty
         line_end = pos + len(line) + 1
         if line.strip():
-            stored = json.loads(line)
-            yield entry_from_json(codec.open_entry(user_id, stored), rel), pos, line_end
+            try:
+                yield parse_line(line, codec, user_id, rel), pos, line_end
+            except _LINE_ERRORS as exc:
+                if bad is not None:
+                    bad.append(BadLine(rel, _line_number(root / rel, pos), _reason(exc)))
         pos = line_end
+
+
+_LINE_ERRORS = (ValueError, KeyError, TypeError, AttributeError)
+
+
+def parse_line(line: bytes, codec: Codec, user_id: str, rel: str) -> RawEntry:
+    """One stored line as an entry of ``user_id`` (the folder's user); ValueError if it is not one."""
+    stored = json.loads(line)
+    if not isinstance(stored, dict):
+        raise ValueError("not a JSON object")
+    if stored.get("user_id") != user_id:
+        raise ValueError(f"user_id {stored.get('user_id')!r} disagrees with its folder raw/u/{user_id}/")
+    entry = entry_from_json(codec.open_entry(user_id, stored), rel)
+    if entry.user_id != user_id or not isinstance(entry.id, str) or not isinstance(entry.recorded_at, str):
+        raise ValueError("sealed line names another user or lacks id / recorded_at")
+    return entry
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, UnicodeDecodeError):
+        return "not UTF-8 text"
+    if isinstance(exc, KeyError):
+        return f"missing field {exc}"
+    return f"malformed line: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"[:200]
+
+
+def _line_number(full: Path, pos: int) -> int:
+    with open(full, "rb") as fh:  # read_range just opened it without following links
+        return fh.read(pos).count(b"\n") + 1
+
+
+def bad_lines(root: Path, codec: Codec, user_id: str | None = None) -> list[BadLine]:
+    """Every malformed or foreign line of the raw logs (for doctor and lint)."""
+    found: list[BadLine] = []
+    for uid, rel in iter_files(root, user_id):
+        for _entry in read_range(root, rel, 0, None, codec, uid, found):
+            pass
+    return found
 
 
 def iter_files(root: Path, user_id: str | None = None) -> Iterator[tuple[str, str]]:
     """Yield (user_id, repo-relative path) of every raw file, sorted."""
     base = root / "raw" / "u"
+    if crosses_link(root, "raw/u"):
+        return
     users = [user_id] if user_id else sorted(p.name for p in base.iterdir()) if base.exists() else []
     for uid in users:
         udir = base / uid
-        if not udir.is_dir():
-            continue
-        for path in sorted(udir.rglob("*.jsonl"), key=_segment_order):
+        if os.path.islink(udir) or not udir.is_dir():
+            continue  # a symlinked folder is never followed (doctor and lint list it)
+        paths = [Path(d, f) for d, _dirs, files in os.walk(udir) for f in files
+                 if f.endswith(".jsonl") and not os.path.islink(os.path.join(d, f))]
+        for path in sorted(paths, key=_segment_order):
             yield uid, path.relative_to(root).as_posix()
 
 
@@ -187,7 +252,7 @@ def checkpoint_path(user_id: str) -> str:
 
 def read_checkpoint(root: Path, user_id: str) -> dict[str, int]:
     path = root / checkpoint_path(user_id)
-    if not path.exists():
+    if not path.exists() or crosses_link(root, checkpoint_path(user_id)):
         return {}
     try:
         data = json.loads(path.read_text("utf-8"))
@@ -200,6 +265,7 @@ def write_checkpoint(root: Path, user_id: str, offsets: dict[str, int]) -> str:
     from .pages import atomic_write
 
     rel = checkpoint_path(user_id)
+    refuse_links(root, rel)
     text = json.dumps({"compiled": dict(sorted(offsets.items()))}, indent=1) + "\n"
     atomic_write(root / rel, text, sync=False)  # losing it only means an idempotent re-compile
     return rel

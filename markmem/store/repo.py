@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import json
+import os
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ import yaml
 
 from ..errors import RepoError
 from .git import Git, message
+from .links import crosses_link, refuse_links
 from .pages import atomic_write
 
 GITIGNORE = """\
@@ -94,16 +96,26 @@ def append_op(root: Path, record: dict[str, Any]) -> str:
     when = str(record.get("at", ""))
     rel = f".markmem/ops/{when[:7] or 'undated'}.jsonl"
     path = root / rel
+    refuse_links(root, rel)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a", encoding="utf-8") as fh:
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    with os.fdopen(fd, "a", encoding="utf-8") as fh:
         fh.write(json.dumps(record, sort_keys=True) + "\n")
     return rel
 
 
 def iter_ops(root: Path) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
+    if crosses_link(root, ".markmem/ops"):
+        return out
     for path in sorted((root / ".markmem" / "ops").glob("*.jsonl")):
-        for line in path.read_text("utf-8").splitlines():
-            if line.strip():
-                out.append(json.loads(line))
+        if path.is_symlink():
+            continue
+        for line in path.read_bytes().splitlines():
+            try:
+                record = json.loads(line) if line.strip() else None
+            except ValueError:
+                continue  # a damaged line (doctor's concern): the others still count
+            if isinstance(record, dict):
+                out.append(record)
     return out

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..context import Context
 from ..errors import InvalidInput
-from ..ids import new_batch_id, new_raw_id, now, parse_time, validate_user_id
+from ..ids import new_batch_id, new_raw_id, now, parse_occurred, validate_user_id
 from ..index.text import content_hash
 from ..model import AddResult, CompileReport, Page, RawEntry
 from ..ports import Extraction
@@ -48,8 +48,9 @@ def accept(
     if isinstance(metadata, dict) and EDIT_KEY in metadata:
         raise InvalidInput(f"metadata key {EDIT_KEY!r} is reserved for markmem", field="metadata")
     limit = ctx.settings.max_input_bytes
-    turns = to_turns(messages, max_bytes=limit)
-    when = None if occurred_at is None else parse_time(occurred_at, field="occurred_at")
+    normal = to_turns(messages, max_bytes=limit)
+    turns = normal.turns
+    when = None if occurred_at is None else parse_occurred(occurred_at)
     used = sum(len(t.content.encode("utf-8")) for t in turns)
     meta, size = clean_metadata(metadata, max_bytes=limit)
     if used + size > limit:
@@ -81,6 +82,8 @@ def accept(
         pii=tuple(sorted({x for e in entries for x in e.pii})),
         masked=tuple(sorted({x for g in gated for x in g.masked})),
         quarantined=tuple(e.id for e in entries if e.quarantined),
+        skipped=normal.skipped,
+        replaced=tuple(e.id for e, t in zip(entries, turns, strict=True) if t.replaced),
     )
 
 

@@ -70,7 +70,15 @@ class Queue:
         db.execute("COMMIT")
 
     def drop_user(self, user_id: str) -> int:
-        return self._db().execute("DELETE FROM queue WHERE user_id = ?", (user_id,)).rowcount
+        """Delete the user's rows with their bytes zeroed, and truncate the WAL (it held the user id)."""
+        db = self._db()
+        db.execute("PRAGMA secure_delete=ON")
+        try:
+            n = db.execute("DELETE FROM queue WHERE user_id = ?", (user_id,)).rowcount
+        finally:
+            db.execute("PRAGMA secure_delete=OFF")
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return n
 
     def pending(self, user_id: str | None = None) -> int:
         if user_id is None:

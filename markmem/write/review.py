@@ -6,16 +6,18 @@ Stored as ``wiki/u/<user>/review/<id>.yaml`` so that they sit inside the user's 
 
 from __future__ import annotations
 
+import os
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from ..errors import NotFound
+from ..errors import MalformedPage, NotFound
 from ..ids import short_hash
 from ..model import Candidate, RawEntry
 from ..store.codec import Codec
+from ..store.links import open_nofollow
 from ..store.pages import atomic_write
 
 
@@ -60,20 +62,31 @@ def write_item(root: Path, item: dict[str, Any], codec: Codec) -> str:
 
 
 def read_item(root: Path, user_id: str, item_id: str, codec: Codec) -> dict[str, Any]:
-    path = root / item_path(user_id, item_id)
-    if not path.exists():
+    """The item, NotFound if there is none, MalformedPage if it is unreadable or not this user's."""
+    rel = item_path(user_id, item_id)
+    if not (root / rel).exists():
         raise NotFound("review item", item_id)
-    data = yaml.safe_load(codec.open_text(user_id, path.read_text("utf-8")))
-    if not isinstance(data, dict):
-        raise NotFound("review item", item_id)
+    try:
+        with os.fdopen(open_nofollow(root, rel), "rb") as fh:
+            data = yaml.safe_load(codec.open_text(user_id, fh.read().decode("utf-8")))
+    except (OSError, ValueError, yaml.YAMLError) as exc:  # a symlink, not UTF-8, bad YAML, bad seal
+        raise MalformedPage(rel, f"unreadable review item: {type(exc).__name__}") from None
+    if not isinstance(data, dict) or data.get("id") != item_id or data.get("user_id") != user_id:
+        raise MalformedPage(rel, "review item is not a mapping with its own id and its folder's user_id")
     return data
 
 
-def list_items(root: Path, codec: Codec, user_id: str | None = None) -> list[dict[str, Any]]:
+def list_items(root: Path, codec: Codec, user_id: str | None = None,
+               bad: list[tuple[str, str]] | None = None) -> list[dict[str, Any]]:
+    """Every readable review item (of ``user_id``); the others are skipped and, with ``bad``, listed."""
     base = root / "wiki" / "u"
     users = [user_id] if user_id else sorted(p.name for p in base.iterdir()) if base.exists() else []
     out = []
     for uid in users:
         for path in sorted((base / uid / "review").glob("v-*.yaml")):
-            out.append(read_item(root, uid, path.stem, codec))
-    return sorted(out, key=lambda i: (i.get("created", ""), i["id"]))
+            try:
+                out.append(read_item(root, uid, path.stem, codec))
+            except MalformedPage as exc:
+                if bad is not None:
+                    bad.append((exc.path, exc.reason))
+    return sorted(out, key=lambda i: (str(i.get("created", "")), i["id"]))
