@@ -245,14 +245,12 @@ def test_cli_update_is_gated(tmp_path: Path) -> None:
 
 
 def test_rest_update_is_gated_and_can_be_the_agents(tmp_path: Path) -> None:
-    import httpx
-
     from tests.test_api import running_api
 
     repo = tmp_path / "r"
     with open_mem(repo) as mem:
         cid = fact(mem)
-    with running_api(repo) as url, httpx.Client(base_url=url, timeout=60) as client:
+    with running_api(repo) as server, server.client() as client:
         done = client.put(f"/claims/{cid}", json={"text": "I live in Bergen, mail ann@example.com", "by": "agent"})
         assert done.status_code == 200, done.text
         assert done.json()["provenance"] == "agent_inferred" and "<EMAIL_ADDRESS>" in done.json()["text"]
