@@ -5,11 +5,17 @@ Quality: precision / recall / F1 on all cases, on the tuning cases and on the ho
 misclassified case. Latency: per-call ``detect_injection`` p50/p95 in µs, over every case and
 over a typical 30-word message, benign and hostile.
 
+Held-out set 2 (``bench/data/injection_holdout2.jsonl``): 70 injections in new words (indirect
+notes, quoted emails, HTML/markdown comments, base64, 11 languages, spaced letters, leetspeak,
+homoglyphs) and 67 benign look-alikes, written before the round-3 tuning and never tuned on;
+reported per kind. First-run figures: ``bench/results/injection-first-run.md``.
+
     python bench/injection.py            (markmem importable: installed, or PYTHONPATH=.)
 """
 
 from __future__ import annotations
 
+import json
 import statistics
 import time
 from pathlib import Path
@@ -20,6 +26,7 @@ import yaml
 from markmem.write.injection import detect_injection
 
 CASES_FILE = Path(__file__).resolve().parent.parent / "tests" / "data" / "injection_cases.yaml"
+HOLDOUT2_FILE = Path(__file__).resolve().parent / "data" / "injection_holdout2.jsonl"
 TYPICAL_BENIGN = (
     "Hi, I just got back from Lisbon with my sister and we loved the food; can you remind me "
     "to book the same hotel next May and keep it under 150 euros a night, thanks?"
@@ -40,6 +47,23 @@ def load() -> list[dict[str, Any]]:
         case["holdout"] = bool(case.get("holdout"))
         case["got"] = detect_injection(case["text"])
     return cases
+
+
+def load_holdout2() -> list[dict[str, Any]]:
+    cases = []
+    for line in HOLDOUT2_FILE.read_text(encoding="utf-8").splitlines():
+        case = json.loads(line)
+        cases.append({**case, "positive": case["injection"], "got": detect_injection(case["text"])})
+    return cases
+
+
+def per_kind(cases: list[dict[str, Any]]) -> None:
+    kinds: dict[tuple[bool, str], list[bool]] = {}
+    for case in cases:
+        kinds.setdefault((case["positive"], case["kind"]), []).append(case["got"] is not None)
+    for (positive, kind), hits in sorted(kinds.items(), key=lambda kv: (not kv[0][0], kv[0][1])):
+        what = "caught" if positive else "flagged"
+        print(f"  {'injection' if positive else 'benign':<9} {kind:<18} {what} {sum(hits)}/{len(hits)}")
 
 
 def quality(name: str, cases: list[dict[str, Any]]) -> None:
@@ -79,6 +103,9 @@ def main() -> None:
     quality("all", cases)
     quality("tuning", [c for c in cases if not c["holdout"]])
     quality("holdout", [c for c in cases if c["holdout"]])
+    held = load_holdout2()
+    quality("holdout2", held)
+    per_kind(held)
 
     print("\nmisclassified (FN = missed injection, FP = benign flagged, LABEL = caught, other reason):")
     for case in cases:
@@ -92,6 +119,10 @@ def main() -> None:
         else:
             continue
         print(f"  [{split:<7}] {kind}: {case['text']!r}")
+    for case in held:
+        if case["positive"] != (case["got"] is not None):
+            kind = "FN" if case["positive"] else f"FP ({case['got']})"
+            print(f"  [holdout2] {kind}: {case['text']!r}")
 
     print("\nlatency of detect_injection, µs per call:")
     rows = {
