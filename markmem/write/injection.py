@@ -1,6 +1,15 @@
 """The injection guard: spots instruction-override text so it is quarantined, not compiled.
 
-Pure, dependency-free and fast (it runs on every ``add()``): normalise the text (NFKC/NFKD
+Three readers, cheapest first (it runs on every ``add()``):
+
+1. the rules below, on the unwrapped text (``injection_text.unwrap``: HTML/markdown comments and
+   tags opened, base64 payloads decoded, spelled-out letters joined);
+2. a lexicon of the same orders in ten other languages (``injection_text.foreign_matches``);
+3. when both let the text through and it names the assistant, rules, overriding, revealing or
+   limits: a logistic regression over the built-in sentence embeddings (``injection_model``),
+   which needs the ``vector`` extra; without it, 1 and 2 work alone.
+
+The rules are pure and dependency-free: normalise the text (NFKC/NFKD
 compatibility folding, casefold, accents, zero-width and tag characters, Cyrillic/Greek
 homoglyphs, simple leetspeak and chat slang, whitespace), then run weighted regular expressions.
 A rule's regex only runs when the words it cannot match without are present (a set lookup), so
@@ -8,9 +17,11 @@ a typical benign message runs none or one or two of them. Weights add up across 
 whose total reaches ``THRESHOLD`` is flagged with the label that contributed most.
 
 Labels: ``override-instructions``, ``role-play-jailbreak``, ``system-prefix``,
-``prompt-exfiltration``, ``memory-poisoning``. This is a tripwire that routes text to the human
-review queue, not a security boundary: a determined attacker can paraphrase past any regex.
-Cases and numbers: ``tests/data/injection_cases.yaml``, ``bench/injection.py``.
+``prompt-exfiltration``, ``memory-poisoning``; ``embedded-instructions`` from the classifier.
+This is a tripwire that routes text to the human review queue, not a security boundary: a
+determined attacker can paraphrase past any regex or classifier.
+Cases and numbers: ``tests/data/injection_cases.yaml``, ``tests/data/injection_tuning.jsonl``,
+``bench/data/injection_holdout2.jsonl`` (held out), ``bench/injection.py``.
 """
 
 from __future__ import annotations
@@ -19,7 +30,11 @@ import re
 import unicodedata
 from typing import NamedTuple
 
-__all__ = ["THRESHOLD", "detect_injection", "injection_score", "normalize"]
+from .injection_model import LABEL as CLASSIFIER_LABEL
+from .injection_model import load_classifier
+from .injection_text import foreign_matches, unwrap
+
+__all__ = ["CLASSIFIER_LABEL", "THRESHOLD", "detect_injection", "injection_score", "normalize"]
 
 THRESHOLD = 1.0
 
@@ -28,12 +43,13 @@ _FOLD: dict[int, int | None] = dict.fromkeys(map(ord, _INVISIBLE))
 _FOLD.update(str.maketrans("\u2018\u2019\u201a\u201b\u201c\u201d\u2032\u2013\u2014", "''''\"\"'--"))
 # Cyrillic / Greek letters that render like Latin ones (compared after casefold).
 _FOLD.update(str.maketrans("\u0430\u0435\u043e\u0440\u0441\u0445\u0443\u0456\u0458\u0455\u03bf\u03b1", "aeopcxyijsoa"))
+_FOLD[0x0131] = ord("i")  # Turkish dotless i (no decomposition folds it)
 # Unicode "tag" characters smuggle invisible ASCII (U+E0020..E007E): make it visible.
 _FOLD.update({0xE0000 + c: c for c in range(0x20, 0x7F)})
 _COMBINING = re.compile(r"[\u0300-\u036f\u1ab0-\u1aff\u20d0-\u20ff]+")
-_LEET = str.maketrans("013457@$", "oieastas")
-_LEET_HINT = re.compile(r"[a-z][013457@$]|[013457@$][a-z]")
-_LEET_TOKEN = re.compile(r"[a-z0-9@$]*[a-z][a-z0-9@$]*")  # only words that contain a letter
+_LEET = str.maketrans("013457@$\u20ac", "oieastase")
+_LEET_HINT = re.compile(r"[a-z][013457@$\u20ac]|[013457@$\u20ac][a-z]")
+_LEET_TOKEN = re.compile(r"[a-z0-9@$\u20ac]*[a-z][a-z0-9@$\u20ac]*")  # only words that contain a letter
 _SLANG = {"u": "you", "ur": "your", "r": "are", "ya": "you", "pls": "please", "plz": "please"}
 _SLANG_RE = re.compile(r"\b(?:u|ur|r|ya|pls|plz)\b(?!['-])")
 _TOKEN = re.compile(r"[a-z0-9_]+")  # splits wherever a regex \b can fall: hints stay sound
@@ -56,7 +72,7 @@ def _fold(text: str) -> str:
 
 def _prepare(text: str) -> tuple[str, str, set[str]]:
     """The normalised text as one line and with its line breaks, and its set of words."""
-    lined = _fold(text)
+    lined = _fold(unwrap(text))
     words = set(_TOKEN.findall(lined))
     if len(_LETTERS.intersection(words)) > 1:
         lined = _SPACED.sub(lambda m: m.group().replace(" ", ""), lined)
@@ -288,7 +304,7 @@ _RULES: tuple[_Rule, ...] = (
        r"|directives) (?:say|contain|tell you)\b"),
     _r(_P, 1.0, "user users & dump show list reveal print give tell respond",
        r"\b(?:dump|show|list|reveal|print|give me|tell me|respond with)\b",
-       r"[^.!?\n]{0,40}?\b(?:all|every|other) (?:the )?(?:other )?users?\b"),
+       r"[^.!?\n]{0,40}?\b(?:all|every|other) (?:the )?(?:other )?users?\b(?! (?:in|on|of) (?:an?|the|my|our)\b)"),
     # memory-poisoning ----------------------------------------------------------------------
     _r(_M, 1.0, "anyone anybody someone somebody everyone people users user customers customer clients"
        " client visitors visitor & whenever time if when & tell reply respond say recommend answer"
@@ -343,23 +359,46 @@ def _matches(text: str, *, use_hints: bool = True) -> dict[str, float]:
         rules = [_RULES[i] for i in sorted(candidates) if _RULES[i].wanted(norm, words, True)]
     else:
         rules = list(_RULES)
-    totals: dict[str, float] = {}
+    totals = foreign_matches(norm, _fold)
     for rule in rules:
         if rule.pattern.search(lined if rule.lines else norm):
             totals[rule.label] = totals.get(rule.label, 0.0) + rule.weight
     return totals
 
 
+def _classifier_probability(text: str) -> tuple[float, float] | None:
+    """(probability, threshold) from the embedding classifier, or ``None`` when it is off."""
+    classifier = load_classifier()
+    if classifier is None:
+        return None
+    return classifier.probability(normalize(text)), classifier.threshold
+
+
 def injection_score(text: str) -> float:
-    """Summed weight of the matching rules, capped at 1.0; ``>= THRESHOLD`` means flagged."""
-    return min(1.0, sum(_matches(text).values())) if text else 0.0
+    """The rules' summed weight, or the classifier's probability over its threshold, whichever is
+    higher, capped at 1.0; ``>= THRESHOLD`` means flagged."""
+    if not text:
+        return 0.0
+    score = min(1.0, sum(_matches(text).values()))
+    if score < THRESHOLD:
+        found = _classifier_probability(text)
+        if found is not None:
+            score = max(score, min(1.0, found[0] / found[1]))
+    return score
 
 
 def detect_injection(text: str) -> str | None:
-    """The reason label when ``text`` looks like an instruction override, else ``None``."""
+    """The reason label when ``text`` looks like an instruction override, else ``None``.
+
+    The rules decide first (their label says which kind of override); text they let through is
+    read by the embedding classifier, which flags it as ``embedded-instructions``.
+    """
     if not text:
         return None
     totals = _matches(text)
-    if sum(totals.values()) < THRESHOLD:
-        return None
-    return max(totals, key=totals.__getitem__)
+    if sum(totals.values()) >= THRESHOLD:
+        return max(totals, key=totals.__getitem__)
+    found = _classifier_probability(text)
+    if found is not None and found[0] >= found[1]:
+        return CLASSIFIER_LABEL
+    return None
