@@ -7,20 +7,23 @@ Training data, all written for this project (never the held-out sets):
 
 * ``tests/data/injection_tuning.jsonl``   injections and benign look-alikes (the tuning set);
 * ``tests/data/injection_cases.yaml``      the cases without ``holdout: true``;
-* ``bench/data/supersession_cases.yaml``   every user turn: ordinary chat, all benign.
+* ``bench/data/supersession_cases.yaml``   every user turn: ordinary chat, all benign;
+* the public corpus of the PyPI package ``bastioncorpus`` 0.6.0 (MIT; in the ``dev`` extra):
+  118 injections and 63 benign traps in five languages, ``{canary}`` filled in.
 
 Never read here: ``bench/data/injection_holdout2.jsonl`` and the ``holdout: true`` cases.
 The threshold is the lowest one at which 5-fold cross-validation flags at most ``--max-fpr`` of
 the benign texts the classifier reads (those passing its gate: most chat never reaches it);
 cross-validated precision and recall at it are printed and stored.
 
-    PYTHONPATH=. python scripts/train_injection.py [--l2 1.0] [--max-fpr 0.01] [--dry-run]
+    PYTHONPATH=. python scripts/train_injection.py [--l2 0.01] [--max-fpr 0.03] [--dry-run | --check]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +50,12 @@ def load_texts() -> tuple[list[str], list[int]]:
             if not case.get("holdout"):
                 texts.append(case["text"])
                 labels.append(label)
+    corpus = resources.files("bastioncorpus").joinpath("corpus/injections.jsonl").read_text(encoding="utf-8")
+    for line in corpus.splitlines():
+        if line.strip():
+            row = json.loads(line)
+            texts.append(row["text"].replace("{canary}", "ZX-4471-QK"))
+            labels.append(int(row["label"] == "malicious"))
     supersession = yaml.safe_load((ROOT / "bench/data/supersession_cases.yaml").read_text(encoding="utf-8"))
     for case in supersession["cases"]:
         for turn in case["turns"]:
@@ -146,9 +155,10 @@ def report_with_rules(texts: list[str], labels: np.ndarray, scores: np.ndarray, 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--l2", type=float, default=1.0)
-    parser.add_argument("--max-fpr", type=float, default=0.01)
+    parser.add_argument("--l2", type=float, default=0.01)
+    parser.add_argument("--max-fpr", type=float, default=0.03)
     parser.add_argument("--dry-run", action="store_true", help="print the figures, write nothing")
+    parser.add_argument("--check", action="store_true", help="exit 1 unless the shipped file is what this trains")
     args = parser.parse_args()
     embedder = load_embedder(BUILTIN)
     assert embedder is not None
@@ -162,13 +172,19 @@ def main() -> None:
     print(json.dumps(figures))
     report_with_rules(texts, labels, scores, figures["threshold"])
     w, b = fit(x, y, args.l2)
+    if args.check:
+        shipped = json.loads(WEIGHTS_FILE.read_text(encoding="utf-8"))
+        same = np.allclose(shipped["weights"], w, atol=1e-4) and abs(shipped["bias"] - b) < 1e-4
+        same = same and abs(shipped["threshold"] - figures["threshold"]) < 1e-4
+        print("shipped classifier matches" if same else "shipped classifier DIFFERS from this training run")
+        raise SystemExit(0 if same else 1)
     if args.dry_run:
         return
     out = {
         "model": embedder.name,
         "l2": args.l2,
         "trained_on": ["tests/data/injection_tuning.jsonl", "tests/data/injection_cases.yaml (no holdout)",
-                       "bench/data/supersession_cases.yaml (user turns, benign)"],
+                       "bench/data/supersession_cases.yaml (user turns, benign)", "bastioncorpus 0.6.0 (MIT)"],
         "texts": len(texts),
         **figures,
         "bias": round(b, 6),

@@ -22,6 +22,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .injection_text import ENGLISH
+
 __all__ = ["LABEL", "WEIGHTS_FILE", "InjectionClassifier", "cues", "english", "gated", "load_classifier", "windows"]
 
 LABEL = "embedded-instructions"
@@ -62,19 +64,12 @@ _PHRASES = re.compile(
 N_CUES = len(_CUES) + 6
 # The embeddings are English-only: a window is scored only when it reads as English (other
 # languages are the lexicon's job, in injection_text.py).
-_ENGLISH = frozenset(
-    "the a an and or to of in on for with is are was be you your i my me it this that what all any not"
-    " from as at by if now then than do don't no so we our they them their he she his her will would"
-    " can could should must have has had about before after every only just".split()
-)
-
-
 def english(norm: str) -> bool:
     """Whether a folded window reads as English: at least 3 words, a fifth of them function words."""
     words = re.findall(r"[a-z']+", norm)
     if len(words) < 3 or len(words) < 0.6 * len(norm.split()):
         return False
-    return sum(w in _ENGLISH for w in words) >= 0.2 * len(words)
+    return sum(w in ENGLISH for w in words) >= 0.2 * len(words)
 
 
 def cues(norm: str) -> list[float]:
