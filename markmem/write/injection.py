@@ -331,7 +331,11 @@ _INDEXED = frozenset(_BY_WORD)
 
 def _matches(text: str, *, use_hints: bool = True) -> dict[str, float]:
     """Summed weight per label of the rules matching ``text`` (``use_hints=False``: self-check)."""
-    norm, lined, words = prepare(text)
+    return _rule_totals(prepare(text), use_hints=use_hints)
+
+
+def _rule_totals(prepared: tuple[str, str, set[str]], *, use_hints: bool = True) -> dict[str, float]:
+    norm, lined, words = prepared
     if use_hints:
         candidates = {i for i in _BY_SUB if _RULES[i].wanted(norm, words)}
         for word in _INDEXED.intersection(words):
@@ -346,12 +350,17 @@ def _matches(text: str, *, use_hints: bool = True) -> dict[str, float]:
     return totals
 
 
-def _classifier_probability(text: str) -> tuple[float, float] | None:
-    """(probability, threshold) from the embedding classifier, or ``None`` when it is off."""
+def _verdict(text: str) -> tuple[dict[str, float], float | None]:
+    """The rules' totals, and the classifier's probability over its threshold when the rules do
+    not flag the text and the classifier is on (else ``None``)."""
+    prepared = prepare(text)
+    totals = _rule_totals(prepared)
+    if sum(totals.values()) >= THRESHOLD:
+        return totals, None
     classifier = load_classifier()
     if classifier is None:
-        return None
-    return classifier.probability(normalize(text)), classifier.threshold
+        return totals, None
+    return totals, classifier.probability(prepared[1]) / classifier.threshold
 
 
 def injection_score(text: str) -> float:
@@ -359,12 +368,8 @@ def injection_score(text: str) -> float:
     higher, capped at 1.0; ``>= THRESHOLD`` means flagged."""
     if not text:
         return 0.0
-    score = min(1.0, sum(_matches(text).values()))
-    if score < THRESHOLD:
-        found = _classifier_probability(text)
-        if found is not None:
-            score = max(score, min(1.0, found[0] / found[1]))
-    return score
+    totals, model = _verdict(text)
+    return min(1.0, max(sum(totals.values()), model or 0.0))
 
 
 def detect_injection(text: str) -> str | None:
@@ -375,10 +380,7 @@ def detect_injection(text: str) -> str | None:
     """
     if not text:
         return None
-    totals = _matches(text)
+    totals, model = _verdict(text)
     if sum(totals.values()) >= THRESHOLD:
         return max(totals, key=totals.__getitem__)
-    found = _classifier_probability(text)
-    if found is not None and found[0] >= found[1]:
-        return CLASSIFIER_LABEL
-    return None
+    return CLASSIFIER_LABEL if model is not None and model >= 1.0 else None

@@ -81,6 +81,9 @@ def cues(norm: str) -> list[float]:
     return [*c, *pairs, float(bool(_PHRASES.search(norm))), float(norm.rstrip().endswith("?"))]
 
 
+_GATE_WORDS = frozenset().union(*(_CUES[i] for i in (0, 2, 4, 5, 7, 9, 13)))
+
+
 def gated(cue: Sequence[float]) -> bool:
     """Whether a window has anything of an instruction to the assistant at all (from its cues):
     it names the assistant, rules or instructions, overriding, revealing or limits, or it asks to
@@ -137,6 +140,8 @@ class InjectionClassifier:
         return features @ self._w + self._b
 
     def probability(self, norm: str) -> float:
+        if _GATE_WORDS.isdisjoint(re.findall(r"[a-z']+", norm)):  # no window can pass the gate
+            return 0.0
         parts: list[str] = []
         cue_rows: list[list[float]] = []
         for part in windows(norm):

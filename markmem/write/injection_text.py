@@ -34,9 +34,11 @@ _HTML_TAG = re.compile(
 )
 _B64_RUN = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/]{20,}={0,6}(?![A-Za-z0-9+/=_-])")
 _SEPARATED = re.compile(r"(?<![^\W_])[^\W\d_](?:[._-][^\W\d_]){3,}(?![^\W_])")
+_SEP_HINT = re.compile(r"[._-][^\W\d_][._-][^\W\d_][._-]")
 _SEPARATED_SHORT = re.compile(r"(?<![^\W_])[^\W\d_](?:[._-][^\W\d_])+(?![^\W_])")
 _SPACED_WIDE = re.compile(r"(?:(?<=^)|(?<=\s\s))[^\W\d_](?: [^\W\d_]){2,}(?=\s\s|$)")
 _MAX_B64 = 8  # decode at most this many runs per text
+_SAMPLE = 4000  # a text is checked for reading reversed or in rot13 on its first characters
 _HEX = re.compile(r"[0-9a-fA-F]+")
 _BASE32 = re.compile(r"[A-Z2-7]+=*")
 _BINARY = re.compile(r"(?<![01])(?:[01]{8} ){5,}[01]{8}(?![01])")
@@ -58,7 +60,7 @@ def unwrap(text: str) -> str:
         text = _HTML_TAG.sub("\n", text)
     if "  " in text:
         text = _SPACED_WIDE.sub(lambda m: m.group().replace(" ", ""), text)
-    if len(_SEPARATED.findall(text)) > 1:  # spelled-out words: join the short ones too ("t.h.e")
+    if _SEP_HINT.search(text) and len(_SEPARATED.findall(text)) > 1:  # join short ones too ("t.h.e")
         text = _SEPARATED_SHORT.sub(lambda m: re.sub(r"[._-]", "", m.group()), text)
     if "%" in text and len(_PERCENT.findall(text)) > 2:
         text = urllib.parse.unquote(text)
@@ -69,7 +71,9 @@ def unwrap(text: str) -> str:
             text = _B64_RUN.sub(_replace, text, count=_MAX_B64)
         if "0" in text and _BINARY.search(text):
             text = _BINARY.sub(_replace_binary, text, count=_MAX_B64)
-        if text.isascii() and english_share(text) < 0.08:  # reversed or rot13 text
+        sample = text[:_SAMPLE]
+        if sample.isascii() and ENGLISH.isdisjoint(sample.lower().split()) and english_share(sample) < 0.08:
+            # it may read as English reversed or in rot13
             text = "\n".join([text, *(alt for alt in (text[::-1], codecs.encode(text, "rot13"))
                                       if english_share(alt) >= 0.2)])
     return text
