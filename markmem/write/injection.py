@@ -31,7 +31,7 @@ from typing import NamedTuple
 
 from .injection_fold import fold, normalize, prepare
 from .injection_model import LABEL as CLASSIFIER_LABEL
-from .injection_model import load_classifier
+from .injection_model import load_classifier, may_read
 from .injection_text import foreign_matches
 
 __all__ = ["CLASSIFIER_LABEL", "THRESHOLD", "detect_injection", "injection_score", "normalize"]
@@ -355,8 +355,8 @@ def _verdict(text: str) -> tuple[dict[str, float], float | None]:
     not flag the text and the classifier is on (else ``None``)."""
     prepared = prepare(text)
     totals = _rule_totals(prepared)
-    if sum(totals.values()) >= THRESHOLD:
-        return totals, None
+    if sum(totals.values()) >= THRESHOLD or not may_read(prepared[1]):
+        return totals, None  # flagged already, or nothing the classifier would read: no model load
     classifier = load_classifier()
     if classifier is None:
         return totals, None

@@ -8,7 +8,8 @@ tokenizers and safetensors, never torch). A window whose probability reaches the
 flags the text as ``embedded-instructions``.
 
 Weights, bias and threshold live in ``markmem/models/injection/classifier.json`` (a few KB), written
-by ``scripts/train_injection.py`` from the tuning data only (never the held-out sets). Without the
+by ``scripts/train_injection.py`` from the tuning data and the public ``bastioncorpus`` (never the
+held-out sets). It uses the built-in model whatever ``vector_model`` says. Without the
 ``vector`` extra or the weights file the classifier is off and the rules work alone
 (:func:`load_classifier` returns ``None``; ``markmem doctor`` still reports the guard).
 """
@@ -24,7 +25,8 @@ from typing import Any
 
 from .injection_text import ENGLISH
 
-__all__ = ["LABEL", "WEIGHTS_FILE", "InjectionClassifier", "cues", "english", "gated", "load_classifier", "windows"]
+__all__ = ["LABEL", "WEIGHTS_FILE", "InjectionClassifier", "cues", "english", "gated", "load_classifier",
+           "may_read", "windows"]
 
 LABEL = "embedded-instructions"
 WEIGHTS_FILE = Path(__file__).resolve().parent.parent / "models" / "injection" / "classifier.json"
@@ -62,10 +64,12 @@ _PHRASES = re.compile(
     r"|processing this|this (?:message|note|session|conversation|chat)|language model|no longer)\b"
 )
 N_CUES = len(_CUES) + 6
-# The embeddings are English-only: a window is scored only when it reads as English (other
-# languages are the lexicon's job, in injection_text.py).
+
+
 def english(norm: str) -> bool:
-    """Whether a folded window reads as English: at least 3 words, a fifth of them function words."""
+    """Whether a folded window reads as English: at least 3 words, a fifth of them function words.
+
+    The embeddings are English-only: other languages are the lexicon's job (injection_text.py)."""
     words = re.findall(r"[a-z']+", norm)
     if len(words) < 3 or len(words) < 0.6 * len(norm.split()):
         return False
@@ -82,6 +86,12 @@ def cues(norm: str) -> list[float]:
 
 
 _GATE_WORDS = frozenset().union(*(_CUES[i] for i in (0, 2, 4, 5, 7, 9, 13)))
+
+
+def may_read(norm: str) -> bool:
+    """Whether any window of the folded text could pass :func:`gated` (a cheap word test, run
+    before the model is even loaded)."""
+    return not _GATE_WORDS.isdisjoint(re.findall(r"[a-z']+", norm))
 
 
 def gated(cue: Sequence[float]) -> bool:
@@ -140,7 +150,7 @@ class InjectionClassifier:
         return features @ self._w + self._b
 
     def probability(self, norm: str) -> float:
-        if _GATE_WORDS.isdisjoint(re.findall(r"[a-z']+", norm)):  # no window can pass the gate
+        if not may_read(norm):
             return 0.0
         parts: list[str] = []
         cue_rows: list[list[float]] = []
