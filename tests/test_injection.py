@@ -18,7 +18,10 @@ import yaml
 from markmem.write.injection import THRESHOLD, _matches, detect_injection, injection_score, normalize
 
 CASES_FILE = Path(__file__).parent / "data" / "injection_cases.yaml"
-LABELS = {"override-instructions", "role-play-jailbreak", "system-prefix", "prompt-exfiltration", "memory-poisoning"}
+LABELS = {
+    "override-instructions", "role-play-jailbreak", "system-prefix", "prompt-exfiltration", "memory-poisoning",
+    "embedded-instructions",
+}
 
 
 def _load() -> dict[str, list[dict[str, Any]]]:
@@ -44,7 +47,7 @@ def test_case_file_is_big_enough_and_split():
         share = sum(bool(c.get("holdout")) for c in cases) / len(cases)
         assert 0.15 <= share <= 0.3, f"{kind}: holdout share {share:.2f}"
     assert len(set(ALL_TEXTS)) == len(ALL_TEXTS), "duplicate case text"
-    assert {c["label"] for c in CASES["positive"]} <= LABELS
+    assert {c["label"] for c in CASES["positive"]} <= LABELS - {"embedded-instructions"}
 
 
 # --- quality on the tuning set ---------------------------------------------------------------

@@ -1,6 +1,15 @@
 """The injection guard: spots instruction-override text so it is quarantined, not compiled.
 
-Pure, dependency-free and fast (it runs on every ``add()``): normalise the text (NFKC/NFKD
+Three readers, cheapest first (it runs on every ``add()``):
+
+1. the rules below, on the unwrapped text (``injection_text.unwrap``: HTML/markdown comments and
+   tags opened, base64 payloads decoded, spelled-out letters joined);
+2. a lexicon of the same orders in ten other languages (``injection_text.foreign_matches``);
+3. when both let the text through and it names the assistant, rules, overriding, revealing or
+   limits: a logistic regression over the built-in sentence embeddings (``injection_model``),
+   which needs the ``vector`` extra; without it, 1 and 2 work alone.
+
+The rules are pure and dependency-free: fold the text (``injection_fold``: NFKC/NFKD
 compatibility folding, casefold, accents, zero-width and tag characters, Cyrillic/Greek
 homoglyphs, simple leetspeak and chat slang, whitespace), then run weighted regular expressions.
 A rule's regex only runs when the words it cannot match without are present (a set lookup), so
@@ -8,69 +17,26 @@ a typical benign message runs none or one or two of them. Weights add up across 
 whose total reaches ``THRESHOLD`` is flagged with the label that contributed most.
 
 Labels: ``override-instructions``, ``role-play-jailbreak``, ``system-prefix``,
-``prompt-exfiltration``, ``memory-poisoning``. This is a tripwire that routes text to the human
-review queue, not a security boundary: a determined attacker can paraphrase past any regex.
-Cases and numbers: ``tests/data/injection_cases.yaml``, ``bench/injection.py``.
+``prompt-exfiltration``, ``memory-poisoning``; ``embedded-instructions`` from the classifier.
+This is a tripwire that routes text to the human review queue, not a security boundary: a
+determined attacker can paraphrase past any regex or classifier.
+Cases and numbers: ``tests/data/injection_cases.yaml``, ``tests/data/injection_tuning.jsonl``,
+``bench/data/injection_holdout2.jsonl`` (held out), ``bench/injection.py``.
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
 from typing import NamedTuple
 
-__all__ = ["THRESHOLD", "detect_injection", "injection_score", "normalize"]
+from .injection_fold import fold, normalize, prepare
+from .injection_model import LABEL as CLASSIFIER_LABEL
+from .injection_model import load_classifier, may_read
+from .injection_text import foreign_matches
+
+__all__ = ["CLASSIFIER_LABEL", "THRESHOLD", "detect_injection", "injection_score", "normalize"]
 
 THRESHOLD = 1.0
-
-_INVISIBLE = "\u00ad\u034f\u180e\u200b\u200c\u200d\u200e\u200f\u2060\u2061\u2062\u2063\u2064\ufeff"
-_FOLD: dict[int, int | None] = dict.fromkeys(map(ord, _INVISIBLE))
-_FOLD.update(str.maketrans("\u2018\u2019\u201a\u201b\u201c\u201d\u2032\u2013\u2014", "''''\"\"'--"))
-# Cyrillic / Greek letters that render like Latin ones (compared after casefold).
-_FOLD.update(str.maketrans("\u0430\u0435\u043e\u0440\u0441\u0445\u0443\u0456\u0458\u0455\u03bf\u03b1", "aeopcxyijsoa"))
-# Unicode "tag" characters smuggle invisible ASCII (U+E0020..E007E): make it visible.
-_FOLD.update({0xE0000 + c: c for c in range(0x20, 0x7F)})
-_COMBINING = re.compile(r"[\u0300-\u036f\u1ab0-\u1aff\u20d0-\u20ff]+")
-_LEET = str.maketrans("013457@$", "oieastas")
-_LEET_HINT = re.compile(r"[a-z][013457@$]|[013457@$][a-z]")
-_LEET_TOKEN = re.compile(r"[a-z0-9@$]*[a-z][a-z0-9@$]*")  # only words that contain a letter
-_SLANG = {"u": "you", "ur": "your", "r": "are", "ya": "you", "pls": "please", "plz": "please"}
-_SLANG_RE = re.compile(r"\b(?:u|ur|r|ya|pls|plz)\b(?!['-])")
-_TOKEN = re.compile(r"[a-z0-9_]+")  # splits wherever a regex \b can fall: hints stay sound
-_SPACED = re.compile(r"(?<![\w'])(?:[a-z] ){3,}[a-z](?![\w'])")  # "i g n o r e" -> "ignore"
-_LETTERS = frozenset("bcdefghjklmnopqrstuvwxyz")  # single-letter words other than "a" and "i"
-
-
-def _fold(text: str) -> str:
-    if text.isascii():
-        text = text.casefold()
-    else:  # compatibility fold (fullwidth, ligatures...), then drop accents, invisibles, homoglyphs
-        text = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", text).casefold())
-        text = _COMBINING.sub("", text).translate(_FOLD)
-    if _LEET_HINT.search(text):
-        text = _LEET_TOKEN.sub(lambda m: m.group().translate(_LEET), text)
-    if "\n" in text:  # keep line starts: role headers ("system:") are matched there
-        return "\n".join(" ".join(line.split()) for line in text.splitlines() if line.strip())
-    return " ".join(text.split())
-
-
-def _prepare(text: str) -> tuple[str, str, set[str]]:
-    """The normalised text as one line and with its line breaks, and its set of words."""
-    lined = _fold(text)
-    words = set(_TOKEN.findall(lined))
-    if len(_LETTERS.intersection(words)) > 1:
-        lined = _SPACED.sub(lambda m: m.group().replace(" ", ""), lined)
-        words = set(_TOKEN.findall(lined))
-    if not words.isdisjoint(_SLANG):
-        lined = _SLANG_RE.sub(lambda m: _SLANG[m.group()], lined)
-        words = set(_TOKEN.findall(lined))
-    return lined.replace("\n", " "), lined, words
-
-
-def normalize(text: str) -> str:
-    """Fold ``text`` into the form the rules expect: lower-case, de-obfuscated, single spaces."""
-    return _prepare(text)[1]
-
 
 # Vocabulary shared by the rules; ``<NAME>`` in a rule is replaced by the group below.
 _V = {
@@ -197,6 +163,17 @@ _RULES: tuple[_Rule, ...] = (
        r"\b(?:bypass|disable|turn off|deactivate|circumvent|get around) (?:all |any )?(?:of )?",
        r"(?:your (?:[\w-]+ )?|(?:the )?(?:safety|content|ethical|moral|ai) )",
        r"(?:filters?|guardrails|restrictions|safeguards|censorship|safety|polic(?:y|ies))\b"),
+    _r(_O, 1.0, "disabled off suspended lifted removed deactivated & safety content security ethical",
+       r"\b(?:safety|content|security|ethical) (?:protocols?|filters?|checks|guardrails|rules|polic(?:y|ies)",
+       r"|restrictions|mode) (?:are |is |have been |has been |now |hereby )*(?:disabled|off|suspended|lifted",
+       r"|removed|deactivated|turned off)\b"),
+    _r(_O, 1.0, "skip skipping & safety security",
+       r"\bskip(?:ping)? (?:all |any |the |every )?(?:safety|security) (?:checks|confirmations|reviews|rules",
+       r"|measures)\b"),
+    _r(_O, 1.0, "decode & do follow execute obey run carry",
+       r"\bdecode\b[^.!?\n]{0,60}?\b(?:do|follow|execute|obey|run|carry out)\b[^.!?\n]{0,30}?",
+       r"(?:what it says|instructions?\b|it as a command|the command|inside\b)"),
+    _r(_O, 1.0, "command & execute run", r"\b(?:execute|run) it as an? (?:command|instruction)\b"),
     _r(_O, 1.0, "instrucciones instructions anweisungen instruktionen istruzioni instrucoes regeln reglas"
        " regles & anteriores previas precedentes anterieures vorherigen bisherigen vorigen precedenti",
        r"\b(?:ignora|ignorar|ignorez|ignore|ignoriere|ignorieren|olvida|oublie|oubliez|vergiss",
@@ -256,8 +233,12 @@ _RULES: tuple[_Rule, ...] = (
     _r(_S, 1.0, "system assistant developer sys & :",  # a role header followed by an order
        r"(?:^|\n)(?:#{1,4} ?)?(?:system|assistant|developer|sys)",
        r"(?: (?:prompt|message|instructions?))? ?: ?(?:you\b|your\b|the assistant|assistant\b",
-       r"|ai\b|ignore|disregard|new\b|obey|respond|answer|reply|always|never|must|comply",
+       r"|ai\b|ignore|disregard|new\b|obey|respond|answer|reply|always|never|must|comply|grant\b|call\b",
+       r"|delete\b|cleanup\b",
        r"|all (?:rules|policies|restrictions))", lines=True),
+    _r(_S, 1.0, "end & input prompt message conversation document",
+       r"(?:^|\n)[#=*\[ -]*end of (?:the )?(?:user )?(?:input|prompt|message|conversation|document)\b",
+       lines=True),
     _r(_S, 1.0, "admin administrator operator openai anthropic & message messages note notes"
        " notice notices override overrides instruction instructions command commands",
        r"\b(?:admin|administrator|operator|openai|anthropic) (?:message|note|notice|override",
@@ -288,7 +269,22 @@ _RULES: tuple[_Rule, ...] = (
        r"|directives) (?:say|contain|tell you)\b"),
     _r(_P, 1.0, "user users & dump show list reveal print give tell respond",
        r"\b(?:dump|show|list|reveal|print|give me|tell me|respond with)\b",
-       r"[^.!?\n]{0,40}?\b(?:all|every|other) (?:the )?(?:other )?users?\b"),
+       r"[^.!?\n]{0,40}?\b(?:all|every|other) (?:the )?(?:other )?users?\b(?! (?:in|on|of) (?:an?|the|my|our)\b)"),
+    _r(_P, 1.0, "window message prompt instructions & output print dump reveal repeat recite paste display"
+       " leak expose",
+       r"\b(?:output|print|dump|reveal|repeat|recite|paste|display|leak|expose)\b[^.!?\n]{0,50}?",
+       r"\b(?:context window|(?:including|plus|and) the (?:system|hidden|developer) (?:message|prompt",
+       r"|instructions))\b"),
+    _r(_P, 1.0, "send email e-mail forward post upload transmit mail & list emails data records database key"
+       " keys credentials passwords secrets",
+       r"\b(?:send|e-?mail|forward|post|upload|transmit)\b[^.!?\n]{0,60}?\b(?:customer (?:list|emails|data",
+       r"|records|database)|(?:user|client) (?:data|records|list|database)|api keys?|credentials|passwords",
+       r"|secrets)\b[^.!?\n]{0,60}?\bto (?:the )?(?:[\w-]+ ){0,3}?(?:[\w.+-]+@[\w-]+\.|https?://)"),
+    _r(_M, 1.0, "append include add insert & token code string id reference trace_id doc_id & reply replies"
+       " answer answers response responses summary summaries output",
+       r"\b(?:append|include|add|insert)\b[^.!?\n]{0,60}?\b(?:token|code|string|id|reference|trace_id",
+       r"|doc_id)\b[^.!?\n]{0,60}?\b(?:to|in|at) (?:the end of )?(?:your|every|each|any) (?:reply|replies",
+       r"|answer|answers|response|responses|summary|summaries|output)\b"),
     # memory-poisoning ----------------------------------------------------------------------
     _r(_M, 1.0, "anyone anybody someone somebody everyone people users user customers customer clients"
        " client visitors visitor & whenever time if when & tell reply respond say recommend answer"
@@ -335,7 +331,11 @@ _INDEXED = frozenset(_BY_WORD)
 
 def _matches(text: str, *, use_hints: bool = True) -> dict[str, float]:
     """Summed weight per label of the rules matching ``text`` (``use_hints=False``: self-check)."""
-    norm, lined, words = _prepare(text)
+    return _rule_totals(prepare(text), use_hints=use_hints)
+
+
+def _rule_totals(prepared: tuple[str, str, set[str]], *, use_hints: bool = True) -> dict[str, float]:
+    norm, lined, words = prepared
     if use_hints:
         candidates = {i for i in _BY_SUB if _RULES[i].wanted(norm, words)}
         for word in _INDEXED.intersection(words):
@@ -343,23 +343,44 @@ def _matches(text: str, *, use_hints: bool = True) -> dict[str, float]:
         rules = [_RULES[i] for i in sorted(candidates) if _RULES[i].wanted(norm, words, True)]
     else:
         rules = list(_RULES)
-    totals: dict[str, float] = {}
+    totals = foreign_matches(norm, fold)
     for rule in rules:
         if rule.pattern.search(lined if rule.lines else norm):
             totals[rule.label] = totals.get(rule.label, 0.0) + rule.weight
     return totals
 
 
+def _verdict(text: str) -> tuple[dict[str, float], float | None]:
+    """The rules' totals, and the classifier's probability over its threshold when the rules do
+    not flag the text and the classifier is on (else ``None``)."""
+    prepared = prepare(text)
+    totals = _rule_totals(prepared)
+    if sum(totals.values()) >= THRESHOLD or not may_read(prepared[1]):
+        return totals, None  # flagged already, or nothing the classifier would read: no model load
+    classifier = load_classifier()
+    if classifier is None:
+        return totals, None
+    return totals, classifier.probability(prepared[1]) / classifier.threshold
+
+
 def injection_score(text: str) -> float:
-    """Summed weight of the matching rules, capped at 1.0; ``>= THRESHOLD`` means flagged."""
-    return min(1.0, sum(_matches(text).values())) if text else 0.0
+    """The rules' summed weight, or the classifier's probability over its threshold, whichever is
+    higher, capped at 1.0; ``>= THRESHOLD`` means flagged."""
+    if not text:
+        return 0.0
+    totals, model = _verdict(text)
+    return min(1.0, max(sum(totals.values()), model or 0.0))
 
 
 def detect_injection(text: str) -> str | None:
-    """The reason label when ``text`` looks like an instruction override, else ``None``."""
+    """The reason label when ``text`` looks like an instruction override, else ``None``.
+
+    The rules decide first (their label says which kind of override); text they let through is
+    read by the embedding classifier, which flags it as ``embedded-instructions``.
+    """
     if not text:
         return None
-    totals = _matches(text)
-    if sum(totals.values()) < THRESHOLD:
-        return None
-    return max(totals, key=totals.__getitem__)
+    totals, model = _verdict(text)
+    if sum(totals.values()) >= THRESHOLD:
+        return max(totals, key=totals.__getitem__)
+    return CLASSIFIER_LABEL if model is not None and model >= 1.0 else None
