@@ -22,10 +22,10 @@ from . import review
 from .extract import HeuristicExtractor
 from .gate import run_gates
 from .messages import to_turns
-from .summary import compile_message
 from .queue import recover as recover_queue
 from .resolve import resolve
 from .rollover import roll
+from .summary import compile_message
 
 log = logging.getLogger("markmem")
 
