@@ -19,7 +19,9 @@ SHOW = 3  # names listed before "+N"
 def compile_message(users: Sequence[str], pages: Iterable[Page], stamp: str, entries: int, added: int,
                     reinforced: int, to_review: int) -> tuple[str, dict[str, str]]:
     """``(subject, extra trailers)`` for one compiled batch; ``stamp`` is the batch's recorded_at."""
-    new, superseded, closed = [], [], []
+    new: list[str] = []
+    superseded: list[str] = []
+    closed: list[str] = []
     for page in pages:
         for c in page.claims:
             name = _predicate(c.predicate)
