@@ -12,8 +12,8 @@ from typing import Any
 
 import click
 
-from .cli_common import busy, dumps, emit, json_option, open_memory, repo_option
-from .errors import NotFound
+from . import cli_render as render
+from .cli_common import Group, busy, dumps, emit, json_option, open_memory, repo_option
 from .jsonable import to_jsonable
 
 FORMATS_OUT = ("jsonl", "mem0", "memory-md", "access")
@@ -21,20 +21,17 @@ FORMATS_IN = ("jsonl", "mem0", "memory-md")
 
 
 def _show(result: Any, as_json: bool) -> dict[str, Any] | Any:
-    """Print a result (its human summary, or JSON); return its JSON view for exit-code decisions."""
+    """Print a result (JSON with --json, else its human summary or rendering); return its JSON view
+    for exit-code decisions."""
     data = to_jsonable(result)
-    human = None if as_json else _human(result)
-    click.echo(dumps(data) if human is None else human)
+    if as_json:
+        click.echo(dumps(data))
+    elif not isinstance(result, (dict, list, tuple, str)) and not callable(getattr(result, "summary", None)) \
+            and type(result).__str__ is not object.__str__:
+        click.echo(str(result))
+    else:
+        render.show(result)
     return data
-
-
-def _human(result: Any) -> str | None:
-    summary = getattr(result, "summary", None)
-    if callable(summary):
-        return str(summary())
-    if not isinstance(result, (dict, list, tuple, str)) and type(result).__str__ is not object.__str__:
-        return str(result)
-    return None
 
 
 def _failed(data: Any) -> bool:
@@ -73,7 +70,7 @@ def verify_erasure(repo: Path, user_id: str, as_json: bool) -> None:
     sys.exit(1 if _failed(data) else 0)
 
 
-@click.group()
+@click.group(cls=Group)
 def review() -> None:
     """Pending review items: quarantined inputs and low-confidence facts."""
 
@@ -88,20 +85,23 @@ def review_list(repo: Path, user_id: str | None, as_json: bool) -> None:
         items = mem.review(user_id)
     if as_json:
         emit(items, True)
-    for item in items if not as_json else ():
-        click.echo(f"{item['id']}  {item['user_id']:<12} {item['kind']:<15} {item.get('reason', '')}")
+    else:
+        render.rows(("item", "user", "kind", "reason"), ((i["id"], i["user_id"], i["kind"], i.get("reason"))
+                                                         for i in items), "no pending review items")
 
 
 @review.command(name="show")
 @repo_option
 @click.argument("item_id")
-def review_show(repo: Path, item_id: str) -> None:
-    """Show one pending review item."""
+@json_option
+def review_show(repo: Path, item_id: str, as_json: bool) -> None:
+    """Show one pending review item and the (PII-gated) turn it holds."""
     with open_memory(repo) as mem:
-        items = [i for i in mem.review() if i["id"] == item_id]
-    if not items:
-        raise NotFound("review item", item_id)
-    emit(items[0], True)
+        item = mem.review_show(item_id)
+    if as_json:
+        emit(item, True)
+    else:
+        render.review_item(item)
 
 
 def _decide(decision: str, summary: str) -> click.Command:
@@ -111,7 +111,11 @@ def _decide(decision: str, summary: str) -> click.Command:
     @json_option
     def decide(repo: Path, item_id: str, as_json: bool, text: str | None = None) -> None:
         with open_memory(repo) as mem:
-            emit(mem.review_decide(item_id, decision, text), True)
+            result = mem.review_decide(item_id, decision, text)
+        if as_json:
+            emit(result, True)
+        else:
+            render.decision(result)
 
     return decide
 
@@ -151,7 +155,7 @@ def lint(repo: Path, fix: bool, as_json: bool) -> None:
               help="Write here instead of stdout.")
 @json_option
 def export(repo: Path, to: str, user_id: str | None, out: Path | None, as_json: bool) -> None:
-    """Export memory (to stdout, or --out PATH)."""
+    """Export memory: the export itself to stdout, or to --out PATH (then a line saying what was written)."""
     with open_memory(repo) as mem, busy(f"exporting {to}"):
         result = mem.export(user_id, to=to, path=out)
     text = getattr(result, "text", None)
@@ -162,7 +166,10 @@ def export(repo: Path, to: str, user_id: str | None, out: Path | None, as_json: 
     if out is not None and isinstance(data, dict):  # the file has the content; print what was written
         data = {k: v for k, v in data.items() if k in ("format", "users", "user_id", "records", "path", "files",
                                                        "summary")}
-    emit(data, True)
+    if as_json or out is None:  # without --out the output is the export: a JSON document (access)
+        emit(data, True)
+    else:
+        render.exported(data)
 
 
 @click.command(name="import")
