@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from . import cli_admin
+from . import cli_admin, cli_install
 from . import cli_render as render
 from .cli_common import Group, counting, json_option, repo_option
 from .cli_common import emit as _emit
@@ -225,6 +225,7 @@ def stats(repo: Path, as_json: bool) -> None:
 
 
 cli_admin.register(main)
+main.add_command(cli_install.install)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

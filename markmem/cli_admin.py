@@ -16,6 +16,8 @@ from . import cli_render as render
 from .cli_common import Group, busy, dumps, emit, json_option, open_memory, repo_option
 from .jsonable import to_jsonable
 
+init_option = click.option("--init", "init", is_flag=True,
+                           help="Create the repo if it does not exist (without it, a missing repo is refused).")
 FORMATS_OUT = ("jsonl", "mem0", "memory-md", "access")
 FORMATS_IN = ("jsonl", "mem0", "memory-md")
 
@@ -197,12 +199,16 @@ def import_(repo: Path, path: Path, from_: str, user_id: str | None, as_json: bo
 @click.option("--token", envvar="MARKMEM_API_TOKEN", default=None, help="Bearer token [$MARKMEM_API_TOKEN].")
 @click.option("--allow-unauthenticated-destructive", is_flag=True,
               help="Allow forget and hard delete without a token on loopback.")
-def api(repo: Path, host: str, port: int, token: str | None, allow_unauthenticated_destructive: bool) -> None:
+@init_option
+def api(repo: Path, host: str, port: int, token: str | None, allow_unauthenticated_destructive: bool,
+        init: bool) -> None:
     """Serve the REST API (FastAPI + uvicorn); OpenAPI at /docs."""
     try:
         from .api import serve
     except ImportError as exc:
         raise click.ClickException(f"the REST API needs the api extra: pip install 'markmem[api]' ({exc})") from None
+    with open_memory(repo, create=init):  # refuse a missing repo before the server starts
+        pass
     serve(repo, host=host, port=port, token=token, allow_unauthenticated_destructive=allow_unauthenticated_destructive)
 
 
@@ -214,13 +220,15 @@ def api(repo: Path, host: str, port: int, token: str | None, allow_unauthenticat
 @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP bind address (non-loopback needs --token).")
 @click.option("--port", default=8765, show_default=True, help="HTTP port.")
 @click.option("--token", envvar="MARKMEM_MCP_TOKEN", default=None, help="HTTP bearer token [$MARKMEM_MCP_TOKEN].")
-def mcp(repo: Path, user_id: str | None, any_user: bool, http: bool, host: str, port: int, token: str | None) -> None:
+@init_option
+def mcp(repo: Path, user_id: str | None, any_user: bool, http: bool, host: str, port: int, token: str | None,
+        init: bool) -> None:
     """Serve the MCP tools (wiki_search, wiki_read, ...) over stdio or streamable HTTP."""
     try:
         from .mcp_server import serve
     except ImportError as exc:
         raise click.ClickException(f"the MCP server needs the mcp extra: pip install 'markmem[mcp]' ({exc})") from None
-    serve(repo, user_id=user_id, any_user=any_user, http=http, host=host, port=port, token=token)
+    serve(repo, user_id=user_id, any_user=any_user, http=http, host=host, port=port, token=token, create=init)
 
 
 COMMANDS = (forget, verify_erasure, review, maintenance, lint, export, import_, api, mcp)

@@ -39,7 +39,8 @@ def running_api(repo: Path, *args: str) -> Iterator[str]:
     port = free_port()
     env = {**os.environ, "MARKMEM_PII_ENGINE": "regex", "MARKMEM_VECTOR_MODEL": "none"}
     env.pop("MARKMEM_API_TOKEN", None)
-    cmd = [str(Path(sys.executable).parent / "markmem"), "api", "--repo", str(repo), "--port", str(port), *args]
+    cmd = [str(Path(sys.executable).parent / "markmem"), "api", "--repo", str(repo), "--port", str(port), "--init",
+           *args]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     url = f"http://127.0.0.1:{port}"
     try:
