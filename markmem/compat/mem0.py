@@ -167,7 +167,8 @@ def _owner_of(claim: Claim) -> str | None:
 
 def _claim_item(c: Claim, user_id: str | None) -> dict[str, Any]:
     return {"id": c.id, "memory": c.text, "hash": hashlib.md5(c.text.encode()).hexdigest(),
-            "metadata": dict(c.metadata), "created_at": c.recorded_at, "updated_at": c.closed_at or c.recorded_at, "user_id": user_id}
+            "metadata": dict(c.metadata), "created_at": c.recorded_at, "updated_at": c.closed_at or c.recorded_at,
+            "user_id": user_id}
 
 
 def _hit_item(h: Hit) -> dict[str, Any]:
