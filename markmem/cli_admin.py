@@ -13,13 +13,13 @@ from typing import Any
 import click
 
 from . import cli_render as render
-from .cli_common import Group, busy, dumps, emit, json_option, open_memory, repo_option
+from .cli_common import Group, busy, counting, dumps, emit, json_option, open_memory, repo_option
 from .jsonable import to_jsonable
 
 init_option = click.option("--init", "init", is_flag=True,
                            help="Create the repo if it does not exist (without it, a missing repo is refused).")
 FORMATS_OUT = ("jsonl", "mem0", "memory-md", "access")
-FORMATS_IN = ("jsonl", "mem0", "memory-md")
+FORMATS_IN = ("jsonl", "mem0", "memory-md", "chatgpt", "claude")
 
 
 def _show(result: Any, as_json: bool) -> dict[str, Any] | Any:
@@ -178,13 +178,15 @@ def export(repo: Path, to: str, user_id: str | None, out: Path | None, as_json: 
 @repo_option
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--from", "from_", type=click.Choice(FORMATS_IN), default="jsonl", show_default=True,
-              help="jsonl (a markmem export), mem0 (its JSON export), memory-md (bullets; needs --user).")
-@click.option("--user", "user_id", default=None, help="Only this user's records (the owner, for memory-md).")
+              help="jsonl (a markmem export), mem0 (its JSON export), memory-md (bullets; needs --user), "
+                   "chatgpt / claude (their conversations.json; needs --user).")
+@click.option("--user", "user_id", default=None,
+              help="Only this user's records (the owner, for memory-md, chatgpt and claude).")
 @json_option
 def import_(repo: Path, path: Path, from_: str, user_id: str | None, as_json: bool) -> None:
     """Import PATH through the canonical store (raw + pages, one commit)."""
-    with open_memory(repo, create=True) as mem, busy(f"importing {from_}"):
-        result = mem.import_(path, from_=from_, user_id=user_id)
+    with open_memory(repo, create=True) as mem, counting(f"importing {from_}") as tick:
+        result = mem.import_(path, from_=from_, user_id=user_id, progress=tick)
     if as_json:
         emit(result, True)
     else:
