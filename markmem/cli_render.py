@@ -10,9 +10,6 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import click
-from rich import box
-from rich.console import Console
-from rich.table import Table
 
 from .jsonable import to_jsonable
 from .model import Claim, Commit, Hit, Page, RawEntry
@@ -22,6 +19,8 @@ WIDTH = 100  # pipes and CI logs get this width; a terminal uses its own
 
 def _print(renderable: Any) -> None:
     """Render with rich, print through click (trailing padding stripped: short lines, clean pipes)."""
+    from rich.console import Console  # rich costs ~0.1 s to import: only commands that print tables pay it
+
     console = Console(highlight=False, soft_wrap=False)
     if not console.is_terminal:
         console = Console(highlight=False, width=WIDTH, color_system=None)
@@ -32,6 +31,8 @@ def _print(renderable: Any) -> None:
 
 def pairs(rows: Iterable[tuple[str, Any]], title: str | None = None) -> None:
     """Key/value lines, e.g. ``markmem stats``."""
+    from rich.table import Table
+
     if title:
         click.echo(title)
     table = Table(show_header=False, box=None, pad_edge=False, padding=(0, 2, 0, 0))
@@ -44,6 +45,9 @@ def pairs(rows: Iterable[tuple[str, Any]], title: str | None = None) -> None:
 
 def rows(columns: Sequence[str], data: Iterable[Sequence[Any]], empty: str) -> None:
     """A table with a header; ``empty`` when there is no row."""
+    from rich import box
+    from rich.table import Table
+
     data = list(data)
     if not data:
         click.echo(empty)

@@ -18,9 +18,9 @@ def test_subjects_name_users_predicates_and_counts(mem: Memory) -> None:
     mem.add("I moved to Porto", user_id="bob")
     mem.flush()
     newest, first = _log(mem)[:2]
-    assert newest.splitlines()[0] == "compile: bob lives_in superseded; 1 added (lives_in)"
+    assert newest.splitlines()[0] == "compile: u/bob lives_in superseded; 1 added (lives_in)"
     assert "Markmem-Superseded: lives_in" in newest and "Markmem-Predicates: lives_in" in newest
-    assert first.splitlines()[0] == "compile: bob 1 added (lives_in)"
+    assert first.splitlines()[0] == "compile: u/bob 1 added (lives_in)"
     assert "Porto" not in newest and "Lisbon" not in first  # values stay out of the log
 
 
@@ -30,11 +30,23 @@ def test_a_predicate_outside_the_vocabulary_is_named_other() -> None:
               Claim("c-2", "bob", "pet", "dog", "a dog", recorded_at=stamp))
     page = Page("u/bob/fact/p-1", "fact", "bob", "t", stamp, stamp, claims)
     subject, trailers = compile_message(["ann", "bob"], [page], stamp, 1, 2, 0, 0)
-    assert subject == "compile: ann, bob 2 added (other, pet)"
+    assert subject == "compile: 2 users; 2 added (other, pet)"  # one user's history never names another
     assert trailers == {"Markmem-Predicates": "other,pet"}
 
 
 def test_a_batch_without_facts_says_so(mem: Memory) -> None:
     mem.add("hello there", user_id="bob")
     mem.flush()
-    assert _log(mem)[0].splitlines()[0] == "compile: bob 1 entry, no new facts"
+    assert _log(mem)[0].splitlines()[0] == "compile: u/bob 1 entry, no new facts"
+
+
+def test_a_history_rewrite_takes_the_user_out_of_the_subjects(mem: Memory) -> None:
+    mem.add("I live in Lisbon", user_id="bob")
+    mem.add("I live in Oslo", user_id="ann")
+    mem.flush()
+    mem.add("I moved to Porto", user_id="bob")
+    mem.flush()
+    assert "compile: u/bob" in git(mem.root, "log", "--format=%s")
+    mem.forget("bob", mode="rewrite")
+    subjects = git(mem.root, "log", "--format=%s")
+    assert "bob" not in subjects and "compile: 2 users;" in subjects

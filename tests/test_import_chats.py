@@ -77,7 +77,7 @@ def test_import_gates_compiles_and_is_idempotent(tmp_path: Path, fmt: str, expor
     disk = "".join(p.read_text() for p in (repo / "raw").rglob("*.jsonl"))
     assert "ana@example.com" not in disk  # the PII gate ran on every turn
     assert "did not keep" not in disk  # the abandoned branch is not imported
-    assert "compile: ana" in git(repo, "log", "--format=%s")
+    assert "compile: u/ana" in git(repo, "log", "--format=%s")
     again = runner.invoke(main, ["import", "--from", fmt, str(source), "--user", "ana"])
     assert again.exit_code == 0 and again.output.startswith("imported 0 entries"), again.output
 

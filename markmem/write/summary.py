@@ -39,7 +39,8 @@ def compile_message(users: Sequence[str], pages: Iterable[Page], stamp: str, ent
         else {}
     if superseded:
         trailers["Markmem-Superseded"] = ",".join(_unique(superseded))
-    return f"compile: {_names(list(users))} {what}", trailers
+    who = f"u/{users[0]}" if len(users) == 1 else f"{len(users)} users;"
+    return f"compile: {who} {what}", trailers
 
 
 def _predicate(predicate: str) -> str:
