@@ -109,3 +109,10 @@ def test_human_by_default_json_with_the_flag(repo: Path, name: str, argv: tuple[
         with pytest.raises(ValueError):
             json.loads(result.output)
         assert not result.output.lstrip().startswith(("{", "[")), result.output
+
+
+def test_help_lists_every_command_with_its_whole_first_line() -> None:
+    text = " ".join(CliRunner().invoke(main, ["--help"], terminal_width=200).output.split())
+    for name, cmd in main.commands.items():
+        first = (cmd.help or "").strip().split("\n\n")[0]
+        assert " ".join(first.split()) in text, name
