@@ -15,14 +15,15 @@ from typing import Any
 
 import click
 
-from . import cli_admin
+from . import cli_admin, cli_install
+from . import cli_render as render
+from .cli_common import Group, counting, json_option, repo_option
 from .cli_common import emit as _emit
-from .cli_common import json_option, repo_option
 from .cli_common import open_memory as _open
 from .errors import MarkmemError
 
 
-class _Group(click.Group):
+class _Group(Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
@@ -30,7 +31,7 @@ class _Group(click.Group):
             raise click.ClickException(str(exc)) from None
 
 
-@click.group(cls=_Group)
+@click.group(cls=_Group, context_settings={"max_content_width": 120})
 @click.version_option(package_name="markmem")
 def main() -> None:
     """markmem: chatbot memory as plain markdown in a git repo."""
@@ -39,10 +40,11 @@ def main() -> None:
 @main.command()
 @click.argument("path", type=click.Path(file_okay=False, path_type=Path), default=".")
 @click.option("--encryption", is_flag=True, help="Encrypt every user's content (AES-256-GCM, per-user keys).")
-def init(path: Path, encryption: bool) -> None:
+@json_option
+def init(path: Path, encryption: bool, as_json: bool) -> None:
     """Create (or open) a memory repo at PATH."""
     with _open(path, encryption=encryption, create=True) as mem:
-        click.echo(f"memory repo ready at {mem.root}")
+        _emit({"repo": str(mem.root)} if as_json else f"memory repo ready at {mem.root}", as_json)
 
 
 @main.command()
@@ -106,13 +108,16 @@ def search(repo: Path, query: str, user_id: str, top_k: int, as_of: str | None, 
     with _open(repo) as mem:
         result = mem.search(query, user_id=user_id, top_k=top_k, as_of=as_of, known_at=known_at,
                             format="context" if as_context else "json", explain=explain)
-    if as_context and not as_json:
-        click.echo(str(result), nl=False)
-    elif as_json:
+        found = getattr(result, "cited", result)
+        known = bool(found) or bool(mem.get_all(user_id, include_archived=True))
+    if as_json:
         _emit(result, True)
+    elif not known:
+        render.hits([], user_id, has_memories=False)
+    elif as_context:
+        click.echo(str(result), nl=False)
     else:
-        for h in result:  # type: ignore[union-attr]
-            click.echo(f"{h.score:.4f}  {h.kind:5}  {h.id}  {' '.join(h.text.split())[:100]}")
+        render.hits(result, user_id, has_memories=True)  # type: ignore[arg-type]
 
 
 @main.command()
@@ -122,7 +127,11 @@ def search(repo: Path, query: str, user_id: str, top_k: int, as_of: str | None, 
 def get(repo: Path, ident: str, as_json: bool) -> None:
     """Show a page (u/<user>/<type>/<slug>), claim (c-...) or raw entry (r-...)."""
     with _open(repo) as mem:
-        _emit(mem.get(ident), True)
+        found = mem.get(ident)
+    if as_json:
+        _emit(found, True)
+    else:
+        render.obj(found)
 
 
 @main.command(name="list")
@@ -136,8 +145,8 @@ def list_(repo: Path, user_id: str, type_: str | None, as_json: bool) -> None:
         pages = mem.get_all(user_id, type=type_)
     if as_json:
         _emit(pages, True)
-    for p in pages if not as_json else ():
-        click.echo(f"{p.id}  ({len(p.active_claims())} active / {len(p.claims)} claims)  {p.title}")
+    else:
+        render.pages(pages, user_id)
 
 
 @main.command()
@@ -150,15 +159,12 @@ def history(repo: Path, ident: str | None, user_id: str | None, no_diff: bool, a
     """Git history of a page or claim, with claim-level changes."""
     with _open(repo) as mem:
         commits = mem.history(ident, include_diff=not no_diff, user_id=user_id)
-    if as_json or user_id:
+    if as_json:
         _emit(commits, True)
-        return
-    for c in commits:
-        click.echo(f"{c.sha[:10]} {c.when} {c.op or '-'}  {c.message.splitlines()[0]}")
-        for ch in c.changes:
-            click.echo(f"    {ch['change']:>14}  {ch['claim']}")
-        if c.diff:
-            click.echo(c.diff)
+    elif user_id:
+        render.user_history(commits, user_id)
+    else:
+        render.commits(commits)
 
 
 @main.command()
@@ -177,28 +183,24 @@ def update(repo: Path, ident: str, text: str, as_json: bool) -> None:
 @repo_option
 @click.argument("ident")
 @click.option("--hard", is_flag=True, help="Remove instead of archiving/closing.")
-def delete(repo: Path, ident: str, hard: bool) -> None:
+@json_option
+def delete(repo: Path, ident: str, hard: bool, as_json: bool) -> None:
     """Archive a page / close a claim (or remove it with --hard); one commit."""
     with _open(repo) as mem:
         sha = mem.delete(ident, hard=hard)
-    click.echo(f"done ({sha[:10] if sha else 'no change'})")
+    _emit({"id": ident, "commit": sha} if as_json else f"done ({sha[:10] if sha else 'no change'})", as_json)
 
 
 @main.command()
 @repo_option
-def reindex(repo: Path) -> None:
+@json_option
+def reindex(repo: Path, as_json: bool) -> None:
     """Rebuild the SQLite cache from the markdown and raw logs."""
-    from rich.progress import Progress
-
-    with _open(repo) as mem, Progress(transient=True) as bar:
-        tasks: dict[str, Any] = {}
-
-        def tick(stage: str, done: int, total: int) -> None:
-            if stage not in tasks:
-                tasks[stage] = bar.add_task(f"indexing {stage}", total=total)
-            bar.update(tasks[stage], completed=done)
-
+    with _open(repo) as mem, counting("indexing") as tick:
         report = mem.reindex(progress=tick)
+    if as_json:
+        _emit(report, True)
+        return
     click.echo(f"indexed {report.raw} raw entries, {report.pages} pages, {report.claims} claims")
     for path, reason in report.problems:
         click.echo(f"problem: {path}: {reason}", err=True)
@@ -211,7 +213,10 @@ def doctor(repo: Path, as_json: bool) -> None:
     """Check the repo, the cache and which gates/tiers are active (and which fell back)."""
     with _open(repo) as mem:
         report = mem.doctor()
-    _emit(report, True)
+    if as_json:
+        _emit(report, True)
+    else:
+        render.doctor(report)
     if report["problems"] or not report["cache"]["ok"]:
         sys.exit(1)
 
@@ -222,10 +227,15 @@ def doctor(repo: Path, as_json: bool) -> None:
 def stats(repo: Path, as_json: bool) -> None:
     """Counts: users, entries, pages, claims, commits, pending work."""
     with _open(repo) as mem:
-        _emit(mem.stats(), True)
+        data = mem.stats()
+    if as_json:
+        _emit(data, True)
+    else:
+        render.pairs(data.items())
 
 
 cli_admin.register(main)
+main.add_command(cli_install.install)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -12,29 +12,28 @@ from typing import Any
 
 import click
 
-from .cli_common import busy, dumps, emit, json_option, open_memory, repo_option
-from .errors import NotFound
+from . import cli_render as render
+from .cli_common import Group, busy, counting, dumps, emit, json_option, open_memory, repo_option
 from .jsonable import to_jsonable
 
+init_option = click.option("--init", "init", is_flag=True,
+                           help="Create the repo if it does not exist (without it, a missing repo is refused).")
 FORMATS_OUT = ("jsonl", "mem0", "memory-md", "access")
-FORMATS_IN = ("jsonl", "mem0", "memory-md")
+FORMATS_IN = ("jsonl", "mem0", "memory-md", "chatgpt", "claude")
 
 
 def _show(result: Any, as_json: bool) -> dict[str, Any] | Any:
-    """Print a result (its human summary, or JSON); return its JSON view for exit-code decisions."""
+    """Print a result (JSON with --json, else its human summary or rendering); return its JSON view
+    for exit-code decisions."""
     data = to_jsonable(result)
-    human = None if as_json else _human(result)
-    click.echo(dumps(data) if human is None else human)
+    if as_json:
+        click.echo(dumps(data))
+    elif not isinstance(result, (dict, list, tuple, str)) and not callable(getattr(result, "summary", None)) \
+            and type(result).__str__ is not object.__str__:
+        click.echo(str(result))
+    else:
+        render.show(result)
     return data
-
-
-def _human(result: Any) -> str | None:
-    summary = getattr(result, "summary", None)
-    if callable(summary):
-        return str(summary())
-    if not isinstance(result, (dict, list, tuple, str)) and type(result).__str__ is not object.__str__:
-        return str(result)
-    return None
 
 
 def _failed(data: Any) -> bool:
@@ -73,7 +72,7 @@ def verify_erasure(repo: Path, user_id: str, as_json: bool) -> None:
     sys.exit(1 if _failed(data) else 0)
 
 
-@click.group()
+@click.group(cls=Group)
 def review() -> None:
     """Pending review items: quarantined inputs and low-confidence facts."""
 
@@ -88,20 +87,23 @@ def review_list(repo: Path, user_id: str | None, as_json: bool) -> None:
         items = mem.review(user_id)
     if as_json:
         emit(items, True)
-    for item in items if not as_json else ():
-        click.echo(f"{item['id']}  {item['user_id']:<12} {item['kind']:<15} {item.get('reason', '')}")
+    else:
+        render.rows(("item", "user", "kind", "reason"), ((i["id"], i["user_id"], i["kind"], i.get("reason"))
+                                                         for i in items), "no pending review items")
 
 
 @review.command(name="show")
 @repo_option
 @click.argument("item_id")
-def review_show(repo: Path, item_id: str) -> None:
-    """Show one pending review item."""
+@json_option
+def review_show(repo: Path, item_id: str, as_json: bool) -> None:
+    """Show one pending review item and the (PII-gated) turn it holds."""
     with open_memory(repo) as mem:
-        items = [i for i in mem.review() if i["id"] == item_id]
-    if not items:
-        raise NotFound("review item", item_id)
-    emit(items[0], True)
+        item = mem.review_show(item_id)
+    if as_json:
+        emit(item, True)
+    else:
+        render.review_item(item)
 
 
 def _decide(decision: str, summary: str) -> click.Command:
@@ -111,7 +113,11 @@ def _decide(decision: str, summary: str) -> click.Command:
     @json_option
     def decide(repo: Path, item_id: str, as_json: bool, text: str | None = None) -> None:
         with open_memory(repo) as mem:
-            emit(mem.review_decide(item_id, decision, text), True)
+            result = mem.review_decide(item_id, decision, text)
+        if as_json:
+            emit(result, True)
+        else:
+            render.decision(result)
 
     return decide
 
@@ -151,7 +157,7 @@ def lint(repo: Path, fix: bool, as_json: bool) -> None:
               help="Write here instead of stdout.")
 @json_option
 def export(repo: Path, to: str, user_id: str | None, out: Path | None, as_json: bool) -> None:
-    """Export memory (to stdout, or --out PATH)."""
+    """Export memory: the export itself to stdout, or to --out PATH (then a line saying what was written)."""
     with open_memory(repo) as mem, busy(f"exporting {to}"):
         result = mem.export(user_id, to=to, path=out)
     text = getattr(result, "text", None)
@@ -162,20 +168,25 @@ def export(repo: Path, to: str, user_id: str | None, out: Path | None, as_json: 
     if out is not None and isinstance(data, dict):  # the file has the content; print what was written
         data = {k: v for k, v in data.items() if k in ("format", "users", "user_id", "records", "path", "files",
                                                        "summary")}
-    emit(data, True)
+    if as_json or out is None:  # without --out the output is the export: a JSON document (access)
+        emit(data, True)
+    else:
+        render.exported(data)
 
 
 @click.command(name="import")
 @repo_option
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--from", "from_", type=click.Choice(FORMATS_IN), default="jsonl", show_default=True,
-              help="jsonl (a markmem export), mem0 (its JSON export), memory-md (bullets; needs --user).")
-@click.option("--user", "user_id", default=None, help="Only this user's records (the owner, for memory-md).")
+              help="jsonl (a markmem export), mem0 (its JSON export), memory-md (bullets; needs --user), "
+                   "chatgpt / claude (their conversations.json; needs --user).")
+@click.option("--user", "user_id", default=None,
+              help="Only this user's records (the owner, for memory-md, chatgpt and claude).")
 @json_option
 def import_(repo: Path, path: Path, from_: str, user_id: str | None, as_json: bool) -> None:
     """Import PATH through the canonical store (raw + pages, one commit)."""
-    with open_memory(repo, create=True) as mem, busy(f"importing {from_}"):
-        result = mem.import_(path, from_=from_, user_id=user_id)
+    with open_memory(repo, create=True) as mem, counting(f"importing {from_}") as tick:
+        result = mem.import_(path, from_=from_, user_id=user_id, progress=tick)
     if as_json:
         emit(result, True)
     else:
@@ -194,12 +205,16 @@ def import_(repo: Path, path: Path, from_: str, user_id: str | None, as_json: bo
 @click.option("--allow-host", "allow_hosts", multiple=True, help="Another Host name clients may use (repeatable).")
 @click.option("--allow-unauthenticated-writes", "--allow-unauthenticated-destructive", "open_writes", is_flag=True,
               help="Let state-changing calls (add, forget, import...) through without the token on loopback.")
-def api(repo: Path, host: str, port: int, token: str | None, allow_hosts: tuple[str, ...], open_writes: bool) -> None:
+@init_option
+def api(repo: Path, host: str, port: int, token: str | None, allow_hosts: tuple[str, ...], open_writes: bool,
+        init: bool) -> None:
     """Serve the REST API (FastAPI + uvicorn); OpenAPI at /docs. Prints 'listening on ... (token: ...)'."""
     try:
         from .api import serve
     except ImportError as exc:
         raise click.ClickException(f"the REST API needs the api extra: pip install 'markmem[api]' ({exc})") from None
+    with open_memory(repo, create=init):  # refuse a missing repo before the server starts
+        pass
     serve(repo, host=host, port=port, token=token, allow_hosts=allow_hosts, allow_unauthenticated_writes=open_writes)
 
 
@@ -211,13 +226,15 @@ def api(repo: Path, host: str, port: int, token: str | None, allow_hosts: tuple[
 @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP bind address (non-loopback needs --token).")
 @click.option("--port", default=8765, show_default=True, help="HTTP port.")
 @click.option("--token", envvar="MARKMEM_MCP_TOKEN", default=None, help="HTTP bearer token [$MARKMEM_MCP_TOKEN].")
-def mcp(repo: Path, user_id: str | None, any_user: bool, http: bool, host: str, port: int, token: str | None) -> None:
+@init_option
+def mcp(repo: Path, user_id: str | None, any_user: bool, http: bool, host: str, port: int, token: str | None,
+        init: bool) -> None:
     """Serve the MCP tools (wiki_search, wiki_read, ...) over stdio or streamable HTTP."""
     try:
         from .mcp_server import serve
     except ImportError as exc:
         raise click.ClickException(f"the MCP server needs the mcp extra: pip install 'markmem[mcp]' ({exc})") from None
-    serve(repo, user_id=user_id, any_user=any_user, http=http, host=host, port=port, token=token)
+    serve(repo, user_id=user_id, any_user=any_user, http=http, host=host, port=port, token=token, create=init)
 
 
 COMMANDS = (forget, verify_erasure, review, maintenance, lint, export, import_, api, mcp)

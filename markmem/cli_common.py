@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -18,6 +18,17 @@ repo_option = click.option("--repo", "repo", type=click.Path(file_okay=False, pa
                            envvar="MARKMEM_REPO", default=".", show_default=True,
                            help="Memory repo path (default: $MARKMEM_REPO, else the current directory).")
 json_option = click.option("--json", "as_json", is_flag=True, help="Machine-readable JSON output.")
+
+
+class Group(click.Group):
+    """A click group whose command list shows each command's whole first help line, not a cut one."""
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        commands = [(name, cmd) for name in self.list_commands(ctx)
+                    if (cmd := self.get_command(ctx, name)) is not None and not cmd.hidden]
+        if commands:
+            with formatter.section("Commands"):
+                formatter.write_dl([(name, cmd.get_short_help_str(limit=1_000)) for name, cmd in commands])
 
 
 def open_memory(repo: Path, **overrides: Any) -> Memory:
@@ -36,6 +47,28 @@ def emit(value: Any, as_json: bool) -> None:
 
 def dumps(value: Any) -> str:
     return json.dumps(to_jsonable(value), indent=2, ensure_ascii=False)
+
+
+@contextmanager
+def counting(label: str) -> Iterator[Callable[[str, int, int], None]]:
+    """A counting rich progress bar on stderr, one line per stage; yields ``tick(stage, done, total)``
+    (the ``progress=`` callback of reindex, import and export). Silent when stderr is not a terminal."""
+    from rich.console import Console
+    from rich.progress import Progress
+
+    console = Console(stderr=True)
+    if not console.is_terminal:
+        yield lambda stage, done, total: None
+        return
+    with Progress(console=console, transient=True) as bar:
+        tasks: dict[str, Any] = {}
+
+        def tick(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = bar.add_task(f"{label} {stage}", total=total)
+            bar.update(tasks[stage], completed=done, total=total)
+
+        yield tick
 
 
 @contextmanager

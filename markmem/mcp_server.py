@@ -24,7 +24,7 @@ from typing import Annotated, Any, Literal
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from .config import Settings
 from .errors import InvalidInput, MarkmemError, NotFound
@@ -119,7 +119,8 @@ class Tools:
         self,
         user_id: UserArg = None,
         type: Annotated[str | None, Field(description="Only pages of this type (profile, preference, ...).")] = None,
-        include_archived: bool = False,
+        include_archived: Annotated[bool, Field(
+            description="Also list archived pages (deleted softly, or rolled-over history of a fact).")] = False,
     ) -> dict[str, Any]:
         user = self.scope.user(user_id)
         pages = self.mem.get_all(user, type=type, include_archived=include_archived)
@@ -150,7 +151,12 @@ class Tools:
         _owner(self.mem, id, self.scope.user(user_id))
         return to_jsonable(self.mem.update(id, text, by="agent"))  # type: ignore[no-any-return]  # the model edits
 
-    def wiki_history(self, id: IdArg, user_id: UserArg = None, include_diff: bool = False) -> dict[str, Any]:
+    def wiki_history(
+        self,
+        id: IdArg,
+        user_id: UserArg = None,
+        include_diff: Annotated[bool, Field(description="Include each commit's diff of the page (longer).")] = False,
+    ) -> dict[str, Any]:
         _owner(self.mem, id, self.scope.user(user_id))
         return {"id": id, "commits": to_jsonable(self.mem.history(id, include_diff=include_diff))}
 
@@ -188,10 +194,25 @@ def build_server(mem: Memory, user_id: str | None, any_user: bool = False) -> MC
     from . import __version__
 
     tools = Tools(mem, Scope(user_id, any_user))
-    server = MCPServer("markmem", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
+    server = _Server("markmem", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
     for name, description, hints in TOOLS:
         server.add_tool(_mapped(getattr(tools, name)), name=name, description=description, annotations=hints)
     return server
+
+
+class _Server(MCPServer):
+    """MCPServer whose argument errors read like markmem's: ``InvalidInput: top_k: ...``, no URL."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if not isinstance(cause, ValidationError):
+                raise
+            problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}"
+                                 for e in cause.errors(include_url=False))
+            raise ToolError(f"InvalidInput: {problems}") from None
 
 
 def _mapped(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -208,20 +229,51 @@ def _mapped(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def serve(repo: str | Path, *, user_id: str | None, any_user: bool = False, http: bool = False,
-          host: str = "127.0.0.1", port: int = 8765, token: str | None = None) -> None:
-    """Run until interrupted: stdio by default, streamable HTTP (at ``/mcp``) with ``http=True``."""
+          host: str = "127.0.0.1", port: int = 8765, token: str | None = None, create: bool = False) -> None:
+    """Run until interrupted: stdio by default, streamable HTTP (at ``/mcp``) with ``http=True``.
+
+    A missing repo is refused unless ``create`` (an unexpanded ``${HOME}`` in a client's config
+    must not create ``./${HOME}/chat-memory``). Startup is logged to stderr only: on stdio,
+    stdout is the protocol. Over HTTP a ``listening on http://...`` line says when it is ready.
+    """
     if http:
         check_bind(host, token)
     Scope(user_id, any_user)  # refuse a server with no user scope before opening anything
-    with Memory(repo, Settings.from_env(repo_path=Path(repo))) as mem:
+    with Memory(repo, Settings.from_env(repo_path=Path(repo)), create=create) as mem:
         server = build_server(mem, user_id, any_user)
+        who = f"user {user_id}" if user_id else "any user"
         if not http:
+            _log(f"markmem MCP server on stdio: repo {mem.root}, {who}; waiting for a client")
             server.run("stdio")
             return
-        import uvicorn
+        _serve_http(server, host, port, token, f"repo {mem.root}, {who}")
 
-        app: Any = server.streamable_http_app(host=host)
-        uvicorn.run(BearerAuth(app, token) if token else app, host=host, port=port, log_level="warning")
+
+def _serve_http(server: MCPServer, host: str, port: int, token: str | None, what: str) -> None:
+    import uvicorn
+
+    app: Any = server.streamable_http_app(host=host)
+
+    class Announcing(uvicorn.Server):
+        async def startup(self, sockets: Any = None) -> None:
+            await super().startup(sockets)
+            if self.started:
+                bound = self.servers[0].sockets[0].getsockname()[1]  # the real port, also for --port 0
+                auth = "bearer token required: the --token / $MARKMEM_MCP_TOKEN value" if token else "no token"
+                _log(f"markmem MCP server listening on http://{_url_host(host)}:{bound}/mcp ({auth}); {what}")
+
+    config = uvicorn.Config(BearerAuth(app, token) if token else app, host=host, port=port, log_level="warning")
+    Announcing(config).run()
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
+
+
+def _log(line: str) -> None:
+    import sys
+
+    print(line, file=sys.stderr, flush=True)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -240,9 +292,11 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8765)
     p.add_argument("--token", default=env.get("MARKMEM_MCP_TOKEN"), help="HTTP bearer token [$MARKMEM_MCP_TOKEN]")
+    p.add_argument("--init", action="store_true", help="create the repo if missing (else it is refused)")
     a = p.parse_args(argv)
     try:
-        serve(a.repo, user_id=a.user, any_user=a.any_user, http=a.http, host=a.host, port=a.port, token=a.token)
+        serve(a.repo, user_id=a.user, any_user=a.any_user, http=a.http, host=a.host, port=a.port, token=a.token,
+              create=a.init)
     except MarkmemError as exc:
         sys.exit(f"Error: {exc}")
 

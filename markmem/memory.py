@@ -21,6 +21,7 @@ from .setup import build_context, sync_cache
 from .write import pipeline
 
 log = logging.getLogger("markmem")
+UNREPORTED_MAX = 10_000  # batch reports kept for the next flush()
 
 
 class Memory:
@@ -42,6 +43,8 @@ class Memory:
         self._stop = threading.Event()
         self._worker_error: BaseException | None = None
         self._worker: threading.Thread | None = None
+        self._compile_lock = threading.Lock()  # one batch at a time in this process; guards _unreported
+        self._unreported: list[CompileReport] = []  # compiled since the last flush() returned
         pipeline.recover(self._ctx)
         sync_cache(self._ctx)  # a recovery commit changed pages the cache has not seen yet
         if self.settings.background:
@@ -75,7 +78,7 @@ class Memory:
             if self._stop.is_set():
                 return
             try:
-                while not self._stop.is_set() and pipeline.compile_batch(self._ctx) is not None:
+                while not self._stop.is_set() and self._compile_one():
                     pass
                 self._worker_error = None
             except MarkmemError as exc:  # lock held elsewhere, git hiccup: retried on next wake
@@ -95,11 +98,23 @@ class Memory:
         return result
 
     def flush(self) -> list[CompileReport]:
-        """Compile everything queued (by any process) and return the batch reports."""
-        reports = []
-        while (report := pipeline.compile_batch(self._ctx)) is not None:
-            reports.append(report)
+        """Compile everything queued (by any process); return the reports of every batch this Memory
+        compiled since the previous flush() returned, including those the background worker
+        compiled first (a batch it is compiling when flush() is called is waited for)."""
+        while self._compile_one():
+            pass
+        with self._compile_lock:
+            reports, self._unreported = self._unreported, []
         return reports
+
+    def _compile_one(self) -> bool:
+        """Compile one batch, keeping its report for the next flush(); False when nothing was queued."""
+        with self._compile_lock:
+            report = pipeline.compile_batch(self._ctx)
+            if report is not None:
+                self._unreported.append(report)
+                del self._unreported[:-UNREPORTED_MAX]  # a server that never flushes keeps the newest
+        return report is not None
 
     # -- read -----------------------------------------------------------------------
     def search(self, query: str, user_id: str, top_k: int = 5, as_of: Any = None, known_at: Any = None,

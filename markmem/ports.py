@@ -63,7 +63,9 @@ class Embedder(Protocol):
     """Text -> L2-normalised float32 vectors (n, dim)."""
 
     name: str
-    dim: int
+
+    @property
+    def dim(self) -> int: ...
 
     def embed(self, texts: Sequence[str]):  # -> numpy.ndarray
         ...

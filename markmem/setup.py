@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from .adapters.deferred import DeferredEmbedder, DeferredScanner, probe
 from .config import Settings
 from .context import Context
 from .errors import GateUnavailable, MalformedPage, MarkmemError, RepoError
@@ -74,20 +75,34 @@ REGEX_BLIND = ("PERSON", "LOCATION", "NRP", "US_ITIN", "CRYPTO", "US_PASSPORT", 
 
 
 def _scanner(settings: Settings, warnings: list[str]) -> PiiScanner:
-    try:
+    """The PII gate. Presidio (seconds to load) is only probed here and loads on the first write
+    (``adapters.deferred``): read-only commands never pay for spaCy."""
+    engine = settings.pii_engine
+    if engine not in ("auto", "presidio"):
         from .adapters.presidio import load_scanner
-    except ImportError as exc:
-        if settings.pii_engine == "presidio":
-            raise GateUnavailable(f"Presidio gate requested but unavailable: {exc}") from None
+
+        scanner, _none = load_scanner(engine, settings.spacy_model)
+    elif (missing := probe(settings.spacy_model)) is None:
+        scanner = DeferredScanner("presidio", lambda: _load_presidio(settings, warnings))
+    elif engine == "presidio":
+        raise GateUnavailable(f"Presidio gate requested but unavailable: {missing}")
+    else:
         from .write.regex_pii import RegexScanner
 
-        scanner: PiiScanner = RegexScanner()
-        warning: str | None = None if settings.pii_engine == "regex" else (
-            "Presidio adapter unavailable: using the regex PII gate")
-    else:
-        scanner, warning = load_scanner(settings.pii_engine, settings.spacy_model)
+        scanner = RegexScanner()
+        warnings.append(f"presidio unavailable ({missing}): using the regex PII gate")
+    _check_block_coverage(settings, scanner, warnings)
+    return scanner
+
+
+def _load_presidio(settings: Settings, warnings: list[str]) -> PiiScanner:
+    """Runs on the first write: the real scanner, or (a broken install under ``auto``) the regex one."""
+    from .adapters.presidio import load_scanner
+
+    scanner, warning = load_scanner(settings.pii_engine, settings.spacy_model)
     if warning:
         warnings.append(warning)
+        log.warning("markmem: %s", warning)
     _check_block_coverage(settings, scanner, warnings)
     return scanner
 
@@ -149,15 +164,23 @@ def _injection_guard(warnings: list[str]):  # type: ignore[no-untyped-def]
 
 
 def _embedder(settings: Settings, warnings: list[str]) -> Embedder | None:
+    """The vector model, probed here and loaded on the first search or compile that embeds."""
     if settings.vector_model is None:
         return None
     try:
-        from .adapters.vectors import load_embedder
+        from .adapters.vectors import load_embedder, probe_embedder
 
-        return load_embedder(settings.vector_model)
+        name = probe_embedder(settings.vector_model)
     except (ImportError, MarkmemError, OSError) as exc:
         warnings.append(f"vector tier unavailable ({exc}): search falls back to BM25 only")
         return None
+    spec = settings.vector_model
+    return DeferredEmbedder(name, lambda: _loaded(load_embedder(spec)))
+
+
+def _loaded(embedder: Embedder | None) -> Embedder:
+    assert embedder is not None  # load_embedder returns None only for an empty spec, excluded above
+    return embedder
 
 
 def _cache(root: Path, settings: Settings, codec: Codec) -> Cache:

@@ -45,7 +45,7 @@ def running_api(repo: Path, *args: str) -> Iterator[Server]:
     """``markmem api --port 0`` in a subprocess; ready once it prints its 'listening on' line."""
     env = {**os.environ, "MARKMEM_PII_ENGINE": "regex", "MARKMEM_VECTOR_MODEL": "none"}
     env.pop("MARKMEM_API_TOKEN", None)
-    cmd = [str(Path(sys.executable).parent / "markmem"), "api", "--repo", str(repo), "--port", "0", *args]
+    cmd = [str(Path(sys.executable).parent / "markmem"), "api", "--repo", str(repo), "--port", "0", "--init", *args]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         found = None

@@ -8,7 +8,8 @@ from pathlib import Path
 import markmem
 
 PKG = Path(markmem.__file__).parent
-SHELLS = {"cli", "cli_admin", "cli_common", "mcp_server", "api", "aio", "serving", "jsonable"}
+SHELLS = {"cli", "cli_admin", "cli_common", "cli_render", "cli_install", "mcp_server", "api", "aio", "serving",
+          "jsonable"}
 LOW = {"store", "index"}  # must not import upward
 
 

@@ -33,7 +33,7 @@ def test_init_add_search_get_list(tmp_path: Path) -> None:
     assert "Lisbon" in run(repo, "search", "Lisbon", "--user", "ana", "--context").output
     listed = json.loads(run(repo, "list", "--user", "ana", "--json").output)
     page_id = next(p["id"] for p in listed if p["id"].endswith("/lives-in"))
-    assert json.loads(run(repo, "get", page_id).output)["id"] == page_id
+    assert json.loads(run(repo, "get", page_id, "--json").output)["id"] == page_id
     with lib(repo) as mem:  # the CLI wrote through the library: same pages, PII masked on disk
         assert [p.id for p in mem.get_all("ana")] == [p["id"] for p in listed]
     assert "ana@example.com" not in "".join(p.read_text() for p in (repo / "raw").rglob("*.jsonl"))

@@ -38,7 +38,7 @@ def repo(tmp_path: Path) -> Path:
 
 def test_export_import_jsonl_round_trip(repo: Path, tmp_path: Path) -> None:
     out, again = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
-    exported = run(repo, "export", "--to", "jsonl", "--out", str(out))
+    exported = run(repo, "export", "--to", "jsonl", "--out", str(out), "--json")
     assert exported.exit_code == 0 and json.loads(exported.output)["records"] > 3
     other = tmp_path / "other"
     imported = run(other, "import", str(out), "--json")
@@ -80,9 +80,9 @@ def test_review_list_show_approve(repo: Path) -> None:
     items = json.loads(run(repo, "review", "list", "--user", "ana", "--json").output)
     assert [i["kind"] for i in items] == ["quarantine"]
     item = items[0]["id"]
-    assert json.loads(run(repo, "review", "show", item).output)["id"] == item
+    assert json.loads(run(repo, "review", "show", item, "--json").output)["id"] == item
     assert item in run(repo, "review", "list").output
-    decided = run(repo, "review", "reject", item)
+    decided = run(repo, "review", "reject", item, "--json")
     assert decided.exit_code == 0 and json.loads(decided.output)["decision"] == "reject"
     with lib(repo) as mem:
         assert mem.review("ana") == []

@@ -54,7 +54,7 @@ async def full_flow(client: Client) -> None:
     assert {t.name for t in listed} == TOOLS
     for tool in listed:
         assert tool.description and tool.input_schema["type"] == "object"
-        assert all(p.get("description") or p.get("type") == "boolean" for p in tool.input_schema["properties"].values())
+        assert all(p.get("description") for p in tool.input_schema["properties"].values()), tool.name
 
     ingested = await call(client, "wiki_ingest", text="I live in Lisbon and I work as a nurse")
     assert ingested["user_id"] == "alice" and sum(r["claims_added"] for r in ingested["compiled"]) >= 2
@@ -90,8 +90,9 @@ async def full_flow(client: Client) -> None:
     assert "InvalidInput" in await refused(client, "wiki_read", id="u/alice/../bob/x")
 
 
-@pytest.mark.parametrize("command", [[sys.executable, "-m", "markmem.mcp_server"],
-                                     [str(Path(sys.executable).parent / "markmem"), "mcp"]], ids=["python-m", "cli"])
+@pytest.mark.parametrize("command", [[sys.executable, "-m", "markmem.mcp_server", "--init"],
+                                     [str(Path(sys.executable).parent / "markmem"), "mcp", "--init"]],
+                         ids=["python-m", "cli"])
 def test_stdio_subprocess(tmp_path: Path, command: list[str]) -> None:
     env = {**server_env(tmp_path / "mem"), "MARKMEM_USER": "alice"}
     params = StdioServerParameters(command=command[0], args=command[1:], env=env)
@@ -115,7 +116,7 @@ def free_port() -> int:
 def http_server(tmp_path: Path) -> Iterator[tuple[str, str]]:
     port, token = free_port(), "t0ken-for-tests"
     cmd = [str(Path(sys.executable).parent / "markmem"), "mcp", "--http", "--port", str(port), "--user", "alice",
-           "--token", token]
+           "--token", token, "--init"]
     proc = subprocess.Popen(cmd, env=server_env(tmp_path / "mem"), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 30

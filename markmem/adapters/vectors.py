@@ -140,6 +140,17 @@ def load_embedder(spec: str | None) -> Embedder | None:
     return embedder
 
 
+def probe_embedder(spec: str) -> str:
+    """The name ``load_embedder(spec)`` will give its embedder, checked without loading anything
+    (raises RepoError as ``load_embedder`` would for a missing model or model2vec)."""
+    import importlib.util
+
+    _key, _source, name = _resolve(spec.strip())
+    if importlib.util.find_spec("model2vec") is None:
+        raise RepoError(f"embedding model {spec!r} needs model2vec: pip install 'markmem[vector]'")
+    return name
+
+
 def _resolve(spec: str) -> tuple[str, str, str]:
     """``(cache key, what to hand model2vec, embedder name)`` for a spec."""
     if spec == BUILTIN:

@@ -14,8 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import sqlite_utils
-
 from ..model import Page, RawEntry
 from . import schema
 from .text import claim_body, content_hash, link_neighbours, link_users, turn_body
@@ -50,7 +48,6 @@ class Cache:
             if memory:  # the empty stand-in for a user with no file (see ``SplitCache.user``)
                 conn.executescript(schema.DDL)
             self._local.conn = conn
-            self._local.utils = sqlite_utils.Database(conn)
             with self._lock:
                 self._conns.append(conn)
         return conn

@@ -1,4 +1,5 @@
-"""Export and import: ``jsonl`` (lossless), ``mem0`` (both ways), ``memory-md`` (Claude Code).
+"""Export and import: ``jsonl`` (lossless), ``mem0`` (both ways), ``memory-md`` (Claude Code); import
+of ChatGPT / Claude chat histories (``chats``: through ``add()``'s gate, then compiled).
 
     snapshot.read  -> jsonl.dump | mem0.dump | memory_md.dump            (export)
     jsonl.load -> restore.gate           \\
@@ -18,11 +19,11 @@ from typing import Any
 from ..context import Context
 from ..errors import InvalidInput, NotFound
 from ..store.pages import atomic_write
-from . import jsonl, mem0, memory_md, memos, restore, snapshot
+from . import chats, jsonl, mem0, memory_md, memos, restore, snapshot
 from .snapshot import Progress
 
 EXPORT_FORMATS = ("jsonl", "mem0", "memory-md")
-IMPORT_FORMATS = ("jsonl", "mem0", "memory-md")
+IMPORT_FORMATS = ("jsonl", "mem0", "memory-md", *chats.FORMATS)
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,9 @@ def import_(ctx: Context, path: str | Path, from_: str, user_id: str | None,
     if from_ not in IMPORT_FORMATS:
         raise InvalidInput(f"import format must be one of {IMPORT_FORMATS}, not {from_!r}", field="from_")
     text = _read(path)
+    if from_ in chats.FORMATS:  # conversations: turn by turn through add()'s gate, then compiled
+        c = chats.import_chats(ctx, text, from_, user_id, progress)
+        return ImportResult(from_, c.users, c.raw, c.pages, c.claims, c.review, c.skipped, c.commit)
     if progress:
         progress("parse", 1, 3)
     with ctx.write_lock.held():

@@ -27,6 +27,7 @@ from .messages import clean_metadata, clean_name, to_turns
 from .queue import recover as recover_queue
 from .resolve import resolve
 from .rollover import roll
+from .summary import compile_message
 
 log = logging.getLogger("markmem")
 
@@ -129,12 +130,15 @@ def compile_batch(ctx: Context) -> CompileReport | None:
                       ctx.settings.review_below, siblings=lambda prefix: page_ids_with_prefix(ctx.root, prefix))
         pages = {p.id: p for page in res.pages.values() for p in roll(page, stamp)}
         users = sorted({e.user_id for e in entries})
+        to_review = len(res.review) + sum(1 for e in entries if e.quarantined)
+        subject, named = compile_message(users, pages.values(), stamp, len(entries), res.added, res.reinforced,
+                                         to_review)
         trailers = {
             "Markmem-Op": "compile", "Markmem-Batch": batch, "Markmem-Users": ",".join(users),
             "Markmem-Entries": str(len(entries)), "Markmem-Claims": f"+{res.added} -{res.closed} ={res.reinforced}",
             "Markmem-Extractor": ctx.extractor.name + (" (fallback: heuristic)" if extraction.flagged else ""),
+            **named,
         }
-        subject = f"markmem: compile {len(entries)} entries ({res.added} claims added, {res.closed} closed)"
         paths = _write(ctx, pages, entries, res.review, stamp)
         for uid in users:
             cp = checkpoints[uid]  # read once, by _load_entries, under this same lock
@@ -152,8 +156,7 @@ def compile_batch(ctx: Context) -> CompileReport | None:
         ctx.queue.done([r.raw_id for r in rows])
         _account(ctx, extraction, len(entries))
         _refresh_vectors(ctx, users)
-        return CompileReport(batch, len(entries), res.added, res.closed, res.reinforced,
-                             len(res.review) + sum(1 for e in entries if e.quarantined),
+        return CompileReport(batch, len(entries), res.added, res.closed, res.reinforced, to_review,
                              sha, ctx.extractor.name, extraction.flagged)
 
 
