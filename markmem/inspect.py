@@ -168,3 +168,32 @@ def _dir_size(path: Path) -> int:
 
 def dumps(value: Any) -> str:
     return json.dumps(value, indent=2, default=str)
+
+
+def users(ctx: Context, contains: str | None = None) -> list[dict[str, Any]]:
+    """Every user the cache knows, with counts and last activity, sorted by id (``contains``
+    keeps the ids holding that text). One grouped query per table and cache file."""
+    found: dict[str, dict[str, Any]] = {}
+
+    def row(uid: str) -> dict[str, Any]:
+        return found.setdefault(uid, {"user_id": uid, "raw_entries": 0, "pages": 0, "active_claims": 0,
+                                      "closed_claims": 0, "review_pending": 0, "last_activity": None})
+
+    for f in ctx.cache.each():
+        for uid, n, last in f.db.execute("SELECT user_id, count(*), max(recorded_at) FROM raw GROUP BY user_id"):
+            row(uid).update(raw_entries=n, last_activity=_later(row(uid)["last_activity"], last))
+        for uid, n, last in f.db.execute("SELECT user_id, count(*), max(updated) FROM pages "
+                                         "WHERE user_id IS NOT NULL GROUP BY user_id"):
+            row(uid).update(pages=n, last_activity=_later(row(uid)["last_activity"], last))
+        for uid, active, n in f.db.execute("SELECT user_id, sum(valid_until IS NULL), count(*) FROM claims "
+                                           "WHERE user_id IS NOT NULL GROUP BY user_id"):
+            row(uid).update(active_claims=int(active or 0), closed_claims=n - int(active or 0))
+    for path in (ctx.root / "wiki" / "u").glob("*/review/v-*.yaml"):
+        if path.parent.parent.name in found:
+            found[path.parent.parent.name]["review_pending"] += 1
+    needle = (contains or "").strip().lower()
+    return [found[u] for u in sorted(found) if needle in u]
+
+
+def _later(a: str | None, b: str | None) -> str | None:
+    return max(x for x in (a, b) if x) if (a or b) else None
