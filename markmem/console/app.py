@@ -57,6 +57,7 @@ def bind(host: str, port: int) -> socket.socket:
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host.strip("[]"), port))
+    sock.listen(128)  # a browser opening the printed URL at once waits in the backlog for uvicorn
     return sock
 
 
