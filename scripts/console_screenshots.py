@@ -24,10 +24,14 @@ from markmem import Memory
 
 ROOT = Path(__file__).resolve().parent.parent
 FACTS = [  # (user, text, occurred_at)
-    ("alice", "I prefer window seats", "2025-09-03T10:00:00Z"), ("alice", "I live in Berlin", "2025-09-10T10:00:00Z"),
-    ("alice", "I work as a nurse", "2025-10-01T10:00:00Z"), ("alice", "I have a dog called Rex", "2025-10-12T10:00:00Z"),
-    ("alice", "I am vegetarian", "2025-11-02T10:00:00Z"), ("alice", "My mum lives in Malaga", "2025-11-20T10:00:00Z"),
-    ("alice", "I prefer aisle seats now", "2026-02-14T10:00:00Z"), ("alice", "I moved to Lisbon", "2026-04-01T10:00:00Z"),
+    ("alice", "I prefer window seats", "2025-09-03T10:00:00Z"),
+    ("alice", "I live in Berlin", "2025-09-10T10:00:00Z"),
+    ("alice", "I work as a nurse", "2025-10-01T10:00:00Z"),
+    ("alice", "I have a dog called Rex", "2025-10-12T10:00:00Z"),
+    ("alice", "I am vegetarian", "2025-11-02T10:00:00Z"),
+    ("alice", "My mum lives in Malaga", "2025-11-20T10:00:00Z"),
+    ("alice", "I prefer aisle seats now", "2026-02-14T10:00:00Z"),
+    ("alice", "I moved to Lisbon", "2026-04-01T10:00:00Z"),
     ("alice", "I work as a pilot now", "2026-06-15T10:00:00Z"), ("alice", "I moved to Porto", "2026-09-20T10:00:00Z"),
     ("bob", "I love jazz and chess", "2026-03-01T10:00:00Z"), ("bob", "I live in Oslo", "2026-03-02T10:00:00Z"),
     ("carol", "I work as a glassblower in Murano", "2026-05-05T10:00:00Z"),
@@ -78,9 +82,10 @@ def shoot(login: str, out: Path) -> None:
     base = login.split("/?")[0]
     try:
         driver.get(login)
-        views = {"users": "/", "user": "/users/alice", "user-as-of": "/users/alice?as_of=2026-03-01",
+        views = {"users": "/", "health": "/health?lint=true", "user": "/users/alice",
+                 "user-as-of": "/users/alice?as_of=2026-03-01",
                  "review": "/review", "history": "/users/alice/history", "forget": "/users/bob/forget?mode=rewrite",
-                 "erased": "/erased", "health": "/health"}
+                 "erased": "/erased"}
         for name, path in views.items():
             driver.get(base + path)
             save(driver, out / f"{name}.png")

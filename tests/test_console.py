@@ -160,7 +160,8 @@ def test_timeline_steps_a_supersession_down_with_an_arrow() -> None:
 
 def test_timeline_gives_each_slot_a_lane_and_names_other_subjects() -> None:
     mine = claim("c-0000000003", "tea", "2026-01-01T00:00:00Z")
-    mum = Claim("c-0000000004", "mum", "lives_in", "Malaga", "my mum lives in Malaga", valid_from="2026-01-02T00:00:00Z")
+    mum = Claim("c-0000000004", "mum", "lives_in", "Malaga", "my mum lives in Malaga",
+                valid_from="2026-01-02T00:00:00Z")
     t = timeline.layout([mine, mum], "alice", datetime(2026, 1, 3, tzinfo=timezone.utc))
     assert [lane.label for lane in t.lanes] == ["seat preference", "mum · lives in"]
     assert t.arrows == ()

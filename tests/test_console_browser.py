@@ -156,7 +156,8 @@ def test_forget_needs_the_typed_confirmation_then_verifies(site: dict[str, Any])
 
 
 def test_every_main_page_renders_without_browser_errors(site: dict[str, Any]) -> None:
-    for path in ("/", "/users/alice/history", "/review", "/health", "/users/alice/forget", "/erased"):
+    for path in ("/", "/users/alice/history", "/review", "/health", "/health?lint=true", "/users/alice/forget",
+                 "/erased"):
         visit(site, path)
         settle(site)
     driver = visit(site, "/users/alice")

@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, urlencode
@@ -125,7 +126,10 @@ async def middleware(request: Request, call_next: Next) -> Response:
             if guard.read_only:
                 raise Refused(403, "this console is read-only (--read-only)")
             guard.check_origin(request)
-        return _secure(await call_next(request))
+        started = time.perf_counter()
+        response = await call_next(request)
+        response.headers["Server-Timing"] = f"app;dur={(time.perf_counter() - started) * 1000:.1f}"
+        return _secure(response)
     except Refused as exc:
         return _secure(PlainTextResponse(f"{exc.status}: {exc}\n", status_code=exc.status))
 
