@@ -165,3 +165,12 @@ def test_timeline_gives_each_slot_a_lane_and_names_other_subjects() -> None:
     t = timeline.layout([mine, mum], "alice", datetime(2026, 1, 3, tzinfo=timezone.utc))
     assert [lane.label for lane in t.lanes] == ["seat preference", "mum · lives in"]
     assert t.arrows == ()
+
+
+def test_host_names_and_the_allowed_set() -> None:
+    from markmem.console.guard import allowed_hosts, host_name
+
+    assert host_name("127.0.0.1:8700") == "127.0.0.1" and host_name("[::1]:8700") == "::1"
+    assert host_name("LocalHost") == "localhost"
+    assert allowed_hosts("127.0.0.1") == {"127.0.0.1", "localhost", "::1"}
+    assert "10.1.2.3" in allowed_hosts("10.1.2.3") and "evil.example" not in allowed_hosts("0.0.0.0")

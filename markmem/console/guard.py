@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+import socket
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -100,8 +101,11 @@ def host_name(header: str) -> str:
 
 
 def allowed_hosts(bind: str) -> frozenset[str]:
+    """Loopback names, plus the bound address (or, bound to every address, this machine's names)."""
     names = {"127.0.0.1", "localhost", "::1"}
-    if not is_loopback(bind) and bind not in ("0.0.0.0", "::"):
+    if bind in ("0.0.0.0", "::"):
+        names |= {socket.gethostname().lower(), socket.getfqdn().lower()}
+    elif not is_loopback(bind):
         names.add(bind.strip("[]").lower())
     return frozenset(names)
 
