@@ -89,6 +89,27 @@ def test_posts_need_the_csrf_token_and_the_same_origin(server: tuple[str, subpro
         assert {u["user_id"] for u in mem.users()} >= {"alice", "carol"}  # no forget slipped through
 
 
+def test_a_review_edit_goes_through_the_gate_in_one_commit(server: tuple[str, subprocess.Popen[str]]) -> None:
+    url, _ = server
+    repo = server_repo(server)
+    before = subprocess.run(["git", "-C", repo, "rev-list", "--count", "HEAD"], capture_output=True, text=True).stdout
+    with httpx.Client(base_url=url) as client:
+        client.get(f"/?token={TOKEN}")
+        page = client.get("/review?user=bob").text
+        item = re.search(r'data-item="(v-[0-9a-f]{10})"', page).group(1)  # type: ignore[union-attr]
+        assert "I live in Oslo" in page  # the raw turn is shown
+        csrf = csrf_of(client, "/review?user=bob")
+        r = client.post(f"/review/{item}", data={"csrf": csrf, "decision": "edit", "text": "I live in Bergen",
+                                                 "user": "bob"}, headers={"Origin": url})
+        assert r.status_code == 303 and r.headers["location"].startswith(f"/review?done=edit:{item}:")
+        assert "Bergen" not in r.headers["location"]
+        assert item not in client.get("/review?user=bob").text
+        found = client.post("/users/bob/search", data={"csrf": csrf, "q": "Bergen"}, headers={"Origin": url}).text
+        assert "human_edited" in client.get("/users/bob").text and "I live in Bergen" in found
+    after = subprocess.run(["git", "-C", repo, "rev-list", "--count", "HEAD"], capture_output=True, text=True).stdout
+    assert int(after) == int(before) + 1
+
+
 def server_repo(server: tuple[str, subprocess.Popen[str]]) -> str:
     args = server[1].args
     return str(args[args.index("--repo") + 1])  # type: ignore[union-attr, index, operator]
