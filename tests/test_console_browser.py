@@ -19,6 +19,8 @@ if (BINARY is None or not Path(CHROMEDRIVER).exists()) and not os.environ.get("C
     pytest.skip("no chromium / chromedriver installed (apt-get install chromium chromium-driver); "
                 "CI runs these tests", allow_module_level=True)
 pytest.importorskip("jinja2")
+if not os.environ.get("CI"):
+    pytest.importorskip("selenium", reason="selenium is in the dev extra; CI runs these tests")
 from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 
