@@ -195,3 +195,13 @@ def test_host_names_and_the_allowed_set() -> None:
     assert host_name("LocalHost") == "localhost"
     assert allowed_hosts("127.0.0.1") == {"127.0.0.1", "localhost", "::1"}
     assert "10.1.2.3" in allowed_hosts("10.1.2.3") and "evil.example" not in allowed_hosts("0.0.0.0")
+
+
+def test_a_long_chain_is_drawn_end_to_end_in_one_row_without_arrows() -> None:
+    claims = []
+    for i in range(30):
+        end = None if i == 29 else f"2026-01-{i + 2:02d}T00:00:00Z"
+        claims.append(claim(f"c-{i:010d}", f"value {i}", f"2026-01-{i + 1:02d}T00:00:00Z", end,
+                            superseded_by=f"c-{i + 1:010d}" if i < 29 else None))
+    t = timeline.layout(claims, "alice", datetime(2026, 2, 1, tzinfo=timezone.utc))
+    assert len(t.bars) == 30 and {b.y for b in t.bars} == {t.bars[0].y} and t.arrows == ()

@@ -16,6 +16,7 @@ from datetime import datetime, timedelta, timezone
 from ..model import Claim
 
 LEFT, RIGHT, TOP, ROW, GAP, LANE_PAD = 160, 24, 26, 20, 6, 10
+DENSE = 12  # more claims than this in one slot: drawn end to end in one row, without arrows
 _DAY = 86400.0
 Scale = Callable[[datetime], float]
 
@@ -73,13 +74,18 @@ def layout(claims: Sequence[Claim], owner: str | None, now: datetime, as_of: dat
         return LEFT + (width - LEFT - RIGHT) * (t - t0).total_seconds() / span
 
     lanes, bars, y = [], [], float(TOP)
+    quiet: set[str] = set()
     for label, group in _slots(claims, owner):
         rows: list[float] = []
         placed = []
+        dense = len(group) > DENSE  # a long chain: one row, no arrows (the ledger lists them)
+        if dense:
+            quiet.update(c.id for c in group)
         for c in group:
             x0 = x(_start(c))
-            x1 = max(x(parse(c.valid_until) or now), x0 + 4)
-            row = next((i for i, end in enumerate(rows) if end + GAP <= x0), len(rows))
+            x1 = max(x(parse(c.valid_until) or now), x0 + 2)
+            row = next((i for i, end in enumerate(rows) if end + (0.5 if dense else GAP) <= x0 + (1 if dense else 0)),
+                       len(rows))
             rows[row:row + 1] = [x1]
             placed.append((c, x0, x1, row))
         height = len(rows) * ROW + LANE_PAD
@@ -87,7 +93,8 @@ def layout(claims: Sequence[Claim], owner: str | None, now: datetime, as_of: dat
         bars += [_bar(c, x0, x1, y + LANE_PAD / 2 + row * ROW, x, as_of, known_at) for c, x0, x1, row in placed]
         y += height
     marks = {k: x(v) for k, v in (("now", now), ("as_of", as_of), ("known_at", known_at)) if v is not None}
-    return Timeline(width, y + 6, tuple(lanes), tuple(bars), _arrows(bars), _ticks(t0, t1, x), marks)
+    arrows = _arrows([b for b in bars if b.claim.id not in quiet])
+    return Timeline(width, y + 6, tuple(lanes), tuple(bars), arrows, _ticks(t0, t1, x), marks)
 
 
 def _domain(claims: Sequence[Claim], now: datetime, *extra: datetime | None) -> tuple[datetime, datetime]:
@@ -123,8 +130,9 @@ def _bar(c: Claim, x0: float, x1: float, y: float, x: Scale, as_of: datetime | N
     if known_at is not None:
         classes.append("known" if c.known_at(iso(known_at)) else "unknown")
     rec, closed = parse(c.recorded_at), parse(c.closed_at)
+    label = c.value if (x1 - x0) > 6.5 * len(c.value) + 8 else c.value[: max(0, int((x1 - x0 - 8) / 6.5) - 1)] + "…"
     return Bar(c, x0, x1 - x0, y, c.active, x(rec) if rec else None, x(closed) if closed else None,
-               " ".join(classes), c.value, _tip(c))
+               " ".join(classes), label if len(label) > 1 else "", _tip(c))
 
 
 def _tip(c: Claim) -> str:
