@@ -234,6 +234,23 @@ def stats(repo: Path, as_json: bool) -> None:
         render.pairs(data.items())
 
 
+@main.command()
+@repo_option
+@click.option("--host", default="127.0.0.1", show_default=True, help="Bind address (non-loopback needs --token).")
+@click.option("--port", default=8700, show_default=True, help="TCP port (0: any free port).")
+@click.option("--token", envvar="MARKMEM_CONSOLE_TOKEN", default=None,
+              help="Access token [$MARKMEM_CONSOLE_TOKEN]; default: a new random one, printed.")
+@click.option("--read-only", is_flag=True, help="Browse, plan and verify only (for auditors): nothing can change.")
+def console(repo: Path, host: str, port: int, token: str | None, read_only: bool) -> None:
+    """Serve the web console: users, claim timelines, search, review, history, erasure, health."""
+    try:
+        from .console.app import serve
+    except ImportError as exc:
+        raise click.ClickException(f"the console needs the console extra: pip install 'markmem[console]' ({exc})"
+                                   ) from None
+    serve(repo, host=host, port=port, token=token, read_only=read_only, echo=click.echo)
+
+
 cli_admin.register(main)
 main.add_command(cli_install.install)
 

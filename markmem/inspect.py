@@ -83,20 +83,47 @@ def history(ctx: Context, ident: str, include_diff: bool) -> list[Commit]:
             raise NotFound("claim", ident)
         page_id = rows[0]["page_id"]
     rel = page_path(validate_page_id(page_id))
-    out = ctx.git.run("log", "--follow", "--format=%x1e%H%x1f%aI%x1f%B", "--", rel)
+    fmt = "--format=%x1e%H%x1f%aI%x1f%B%x1d"
+    out = ctx.git.run("log", "--follow", fmt, *(["-p"] if include_diff else []), "--", rel)
+    entries = [(head.split("\x1f", 2), patch) for head, _, patch in
+               (chunk.partition("\x1d") for chunk in out.split("\x1e")[1:])]
+    versions = _versions(ctx, [f"{sha}{rev}:{rel}" for (sha, _w, _m), _p in entries for rev in ("", "^")], rel)
     commits: list[Commit] = []
-    for chunk in out.split("\x1e")[1:]:
-        sha, when, msg = chunk.split("\x1f", 2)
+    for (sha, when, msg), patch in entries:
         op = next((ln.split(":", 1)[1].strip() for ln in msg.splitlines() if ln.startswith("Markmem-Op:")), None)
-        diff = ctx.git.run("show", "--format=", sha, "--", rel) if include_diff else None
-        commits.append(Commit(sha, when, msg.strip(), op, diff, _claim_changes(ctx, sha, rel)))
+        diff = patch.lstrip("\n") if include_diff else None
+        if diff is not None and not diff.startswith(f"diff --git a/{rel} b/{rel}\n"):  # a rename or copy
+            diff = ctx.git.run("show", "--format=", sha, "--", rel)  # the path's own diff, as git show gives it
+        changes = _claim_changes(versions[f"{sha}:{rel}"], versions[f"{sha}^:{rel}"])
+        commits.append(Commit(sha, when, msg.strip(), op, diff, changes))
     if not commits and not (ctx.root / rel).exists():
         raise NotFound("page", page_id)
     return commits
 
 
-def _claims_at(ctx: Context, rev: str, rel: str) -> dict[str, Claim]:
-    text = ctx.git.run("show", f"{rev}:{rel}", check=False)
+def _versions(ctx: Context, revs: list[str], rel: str) -> dict[str, dict[str, Claim]]:
+    """Claims of the page at each ``rev:path``: one ``git cat-file --batch`` for all of them, and
+    each distinct text parsed once (a commit's "before" is the previous commit's "after")."""
+    out = ctx.git.run("cat-file", "--batch", input="".join(r + "\n" for r in revs).encode()).encode("utf-8")
+    parsed: dict[bytes, dict[str, Claim]] = {}
+    found: dict[str, dict[str, Claim]] = {}
+    pos = 0
+    for rev in revs:
+        end = out.index(b"\n", pos)
+        header = out[pos:end].split(b" ")
+        if header[-1] == b"missing" or len(header) != 3:
+            found[rev], pos = {}, end + 1
+            continue
+        size = int(header[2])
+        blob = out[end + 1:end + 1 + size]
+        pos = end + 2 + size
+        if blob not in parsed:
+            parsed[blob] = _parse_claims(ctx, blob.decode("utf-8", "replace"), rel)
+        found[rev] = parsed[blob]
+    return found
+
+
+def _parse_claims(ctx: Context, text: str, rel: str) -> dict[str, Claim]:
     if not text:
         return {}
     user = rel.split("/")[2] if rel.startswith("wiki/u/") else None
@@ -107,9 +134,7 @@ def _claims_at(ctx: Context, rev: str, rel: str) -> dict[str, Claim]:
     return {c.id: c for c in page.claims}
 
 
-def _claim_changes(ctx: Context, sha: str, rel: str) -> tuple[dict[str, Any], ...]:
-    after = _claims_at(ctx, sha, rel)
-    before = _claims_at(ctx, sha + "^", rel)
+def _claim_changes(after: dict[str, Claim], before: dict[str, Claim]) -> tuple[dict[str, Any], ...]:
     changes: list[dict[str, Any]] = []
     for cid, c in after.items():
         old = before.get(cid)
@@ -182,3 +207,32 @@ def _dir_size(path: Path) -> int:
 
 def dumps(value: Any) -> str:
     return json.dumps(value, indent=2, default=str)
+
+
+def users(ctx: Context, contains: str | None = None) -> list[dict[str, Any]]:
+    """Every user the cache knows, with counts and last activity, sorted by id (``contains``
+    keeps the ids holding that text). One grouped query per table and cache file."""
+    found: dict[str, dict[str, Any]] = {}
+
+    def row(uid: str) -> dict[str, Any]:
+        return found.setdefault(uid, {"user_id": uid, "raw_entries": 0, "pages": 0, "active_claims": 0,
+                                      "closed_claims": 0, "review_pending": 0, "last_activity": None})
+
+    for f in ctx.cache.each():
+        for uid, n, last in f.db.execute("SELECT user_id, count(*), max(recorded_at) FROM raw GROUP BY user_id"):
+            row(uid).update(raw_entries=n, last_activity=_later(row(uid)["last_activity"], last))
+        for uid, n, last in f.db.execute("SELECT user_id, count(*), max(updated) FROM pages "
+                                         "WHERE user_id IS NOT NULL GROUP BY user_id"):
+            row(uid).update(pages=n, last_activity=_later(row(uid)["last_activity"], last))
+        for uid, active, n in f.db.execute("SELECT user_id, sum(valid_until IS NULL), count(*) FROM claims "
+                                           "WHERE user_id IS NOT NULL GROUP BY user_id"):
+            row(uid).update(active_claims=int(active or 0), closed_claims=n - int(active or 0))
+    for path in (ctx.root / "wiki" / "u").glob("*/review/v-*.yaml"):
+        if path.parent.parent.name in found:
+            found[path.parent.parent.name]["review_pending"] += 1
+    needle = (contains or "").strip().lower()
+    return [found[u] for u in sorted(found) if needle in u]
+
+
+def _later(a: str | None, b: str | None) -> str | None:
+    return max(x for x in (a, b) if x) if (a or b) else None

@@ -164,6 +164,11 @@ class Memory:
             raise _bad("history needs a page/claim id or user_id")
         return inspect.history(self._ctx, id, include_diff)
 
+    def users(self, contains: str | None = None) -> list[dict[str, Any]]:
+        """Every user with counts (raw entries, pages, active/closed claims, pending review) and
+        last activity, sorted by id; ``contains`` filters the ids."""
+        return inspect.users(self._ctx, contains)
+
     def review(self, user_id: str | None = None) -> list[dict[str, Any]]:
         """Pending review items (quarantined inputs, low-confidence facts)."""
         return inspect.review_items(self._ctx, None if user_id is None else validate_user_id(user_id))
@@ -193,6 +198,12 @@ class Memory:
         from .erase import api
 
         return api.verify(self._ctx, validate_user_id(user_id))
+
+    def tombstones(self) -> list[dict[str, Any]]:
+        """Erased users as the ops log records them: token, mode, time, counts, verification (no PII)."""
+        from .erase import audit
+
+        return audit.tombstones(self._ctx)
 
     def export(self, user_id: str | None = None, to: str = "jsonl", path: str | Path | None = None,
                progress: Any = None) -> Any:

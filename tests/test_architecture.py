@@ -35,6 +35,16 @@ def test_shells_only_talk_to_the_facade() -> None:
             assert not {b for b in bad if b in {"store", "index", "write", "read", "erase", "lifecycle"}}, (name, bad)
 
 
+def test_the_console_only_talks_to_the_facade() -> None:
+    """The console is a shell of its own (a room beside api.py): Memory and value types, nothing below."""
+    allowed = {"memory", "errors", "config", "model", "serving", "console"}
+    paths = sorted((PKG / "console").rglob("*.py"))
+    assert paths
+    for path in paths:
+        assert imports(path) <= allowed, (path, imports(path) - allowed)
+    assert all("console" not in imports(PKG / f"{name}.py") for name in SHELLS - {"cli"})
+
+
 def test_store_and_index_do_not_import_upward() -> None:
     upward = {"memory", "write", "read", "erase", "lifecycle", "cli", "api", "mcp_server", "portability"}
     for layer in LOW:

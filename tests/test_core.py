@@ -156,6 +156,22 @@ def test_history_follows_a_page_with_claim_changes(mem: Memory) -> None:
     assert commits[0].diff and "aisle seats" in commits[0].diff
 
 
+def test_history_in_one_pass_matches_git_show_per_commit(mem: Memory) -> None:
+    """history() reads every version with one ``git log -p`` and one ``cat-file --batch``; each diff
+    must be what ``git show`` prints for that commit and path, and the oldest commit adds all."""
+    for i, city in enumerate(("Berlin", "Lisbon", "Porto", "Oslo")):
+        mem.add(f"I live in {city}", user_id="alice", occurred_at=f"2026-0{i + 1}-01T10:00:00Z")
+        mem.flush()
+    (page,) = [p for p in mem.get_all("alice") if p.title == "lives in"]
+    commits = mem.history(page.id)
+    assert len(commits) == 4
+    for c in commits:
+        assert c.diff == git(mem.root, "show", "--format=", c.sha, "--", page.path)
+    assert [ch["change"] for ch in commits[-1].changes] == ["added"]
+    assert sorted(ch["change"] for ch in commits[0].changes) == ["added", "superseded"]
+    assert [c.diff for c in mem.history(page.id, include_diff=False)] == [None] * 4
+
+
 def test_reopen_sees_everything(tmp_repo) -> None:
     with Memory(tmp_repo, pii_engine="regex", vector_model=None) as m:
         m.add("I live in Lisbon", user_id="alice")

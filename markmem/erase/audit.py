@@ -88,3 +88,15 @@ def _trailers(body: str) -> dict[str, str]:
         if sep and key.startswith("Markmem-") and " " not in key:
             found[key] = value.strip()
     return found
+
+
+def tombstones(ctx: Context) -> list[dict[str, Any]]:
+    """The erasure records of the ops log, newest first: token, mode, time, counts (never an id or text)."""
+    verified = {r.get("erasure"): r for r in iter_ops(ctx.root) if r.get("op") == "forget-verified"}
+    out = []
+    for rec in iter_ops(ctx.root):
+        if rec.get("op") == "forget":
+            check = verified.get(rec.get("erasure"))
+            out.append({k: rec.get(k) for k in ("erasure", "user", "mode", "at", "requested", "removed")}
+                       | {"verified": None if check is None else {"at": check.get("at"), "hits": check.get("hits")}})
+    return sorted(out, key=lambda r: str(r.get("at") or ""), reverse=True)
