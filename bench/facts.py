@@ -76,7 +76,8 @@ from markmem.errors import NotFound  # noqa: E402
 from markmem.ids import now, parse_time  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "data"
-SETS = {"blind": DATA / "facts_blind.jsonl", "tune": DATA / "facts_tune.jsonl"}
+SETS = {"blind": DATA / "facts_blind.jsonl", "tune": DATA / "facts_tune.jsonl",
+        "tune2": DATA / "facts_tune2.jsonl"}  # tune2: a second tuning set, written after the first round
 METRICS = ("ledger", "pack1", "json1", "current1", "stale5", "asof5", "latest1")
 # the blind set's first run, before any tuning (bench/results/facts-first-run.md): every run prints it
 FIRST_RUN = ("blind set, first run before any tuning (a88e42d, 2026-12-01, default settings): ledger-current 35.5%, "
@@ -225,7 +226,8 @@ def show_failures(res: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--set", choices=("blind", "tune", "both"), default="both")
+    ap.add_argument("--set", choices=("blind", "tune", "tune2", "both", "all"), default="both",
+                    help="both: blind and tune; all: blind, tune and tune2")
     ap.add_argument("--show-failures", action="store_true", help="print failing checks (tune set only)")
     ap.add_argument("--work", type=Path, help="directory for the memory repo (default: a temp dir)")
     ap.add_argument("--limit", type=int, help="only the first N scenarios of each set")
@@ -233,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
                     help="a Memory setting to change from the default, e.g. pii_engine=off (not for the targets)")
     args = ap.parse_args(argv)
-    names = ["blind", "tune"] if args.set == "both" else [args.set]
+    names = {"both": ["blind", "tune"], "all": ["blind", "tune", "tune2"]}.get(args.set, [args.set])
     if args.show_failures and "blind" in names:
         ap.error("--show-failures is for the tune set only (--set tune): the blind set is never tuned on")
     sets = {n: load(SETS[n], args.limit) for n in names}
@@ -271,7 +273,7 @@ def _run(repo: Path, sets: dict[str, list[dict[str, Any]]], args: argparse.Names
         print(render(res))
         if res["set"] == "blind":
             print(FIRST_RUN)
-        if args.show_failures and res["set"] == "tune":
+        if args.show_failures and res["set"] != "blind":
             print(show_failures(res))
     print(f"\n{timing['entries']} entries in {timing['add_calls']} add() calls: add() p50 {timing['add_p50_ms']} ms; "
           f"add+compile {timing['entries_per_s']} entries/s (background compile, then flush); Memory() open "

@@ -26,7 +26,7 @@ with Memory(sys.argv[1], background=False) as mem:
     out["gate_name"] = mem.doctor()["pii_gate"]
     mem.search("Lisbon", user_id="bob")
     out["after_search"] = loaded()
-    mem.add("My friend Anna Schmidt lives in Berlin", user_id="bob")
+    mem.add("My friend Anna Schmidt lives in Berlin, anna@example.com", user_id="bob")
     out["after_add"] = loaded()
     mem.flush()
     out["stored"] = "".join(p.read_text() for p in (mem.root / "raw").rglob("*.jsonl"))
@@ -45,4 +45,5 @@ def test_reads_load_no_model_and_the_first_write_loads_the_gate(tmp_repo: Path) 
     assert out["gate_name"] == "presidio"  # known from package metadata, before loading
     assert out["after_search"] == ["model2vec"]
     assert out["after_add"] == ["model2vec", "presidio_analyzer", "spacy"]
-    assert "<PERSON>" in out["stored"] and "Schmidt" not in out["stored"]  # the NER gate ran before disk
+    # the NER gate ran before disk: the name is tagged (kept, listed as PII), the address masked
+    assert '"PERSON"' in out["stored"] and "<EMAIL_ADDRESS>" in out["stored"] and "anna@" not in out["stored"]

@@ -68,8 +68,10 @@ def rerank(cache: Cache, user_id: str, ranked: list[Cand], query: str = "") -> l
     out: list[Cand] = []
     late: list[Cand] = []
     for c in ranked:
-        if c.kind == "claim" and c.id not in claims:
-            continue  # already moved up, before the turn it replaced
+        if c.kind == "claim":
+            if c.id not in claims:
+                continue  # already moved up, before the turn it replaced
+            claims.pop(c.id)
         if c.id in stale:  # its successor first, then the turn itself (marked)
             row = found.get(str(c.row.get("superseded_by")))
             if row is not None and row["id"] in claims:

@@ -22,8 +22,6 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
-from ..errors import MarkmemError
-
 log = logging.getLogger("markmem")
 
 Splitter = Callable[[str], list[str]]
@@ -134,20 +132,27 @@ def _subject_of(token: Any) -> str | None:
 
 
 def load_splitter(kind: str, model: str) -> tuple[Splitter, str]:
-    """The splitter for ``clause_parser`` ("auto" | "spacy" | "regex") and its name."""
+    """The splitter for ``clause_parser`` ("auto" | "spacy" | "regex") and its name. Nothing is
+    imported here (package metadata only): spaCy and its model load on the first clause to parse."""
     if kind == "regex":
         return regex_clauses, "regex"
-    try:
-        from spacy.util import is_package
+    import importlib.util
+    from pathlib import Path
 
-        from ..adapters.presidio import resolve_model
+    from ..adapters.presidio import SM_MODEL, SM_MODEL_PYPI
 
-        resolved = resolve_model(model)
-        if not is_package(resolved):
-            raise ImportError(f"spaCy model {model!r} is not installed")
-    except (ImportError, MarkmemError) as exc:  # no spaCy, or its model is not installed
+    def installed(module: str) -> bool:
+        try:
+            return importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):
+            return False
+
+    name = model if Path(model).is_dir() or installed(model) else \
+        SM_MODEL_PYPI if model == SM_MODEL and installed(SM_MODEL_PYPI) else None
+    if not installed("spacy") or name is None:
+        why = "spaCy is not installed" if not installed("spacy") else f"spaCy model {model!r} is not installed"
         if kind == "spacy":
-            raise ImportError(str(exc)) from exc
-        log.info("clause parser: regex (%s)", exc)
+            raise ImportError(why)
+        log.info("clause parser: regex (%s)", why)
         return regex_clauses, "regex"
-    return SpacySplitter(resolved), "spacy"
+    return SpacySplitter(name), "spacy"

@@ -79,9 +79,14 @@ _WHEN = (
     rf"past|end|beginning|middle|weekend)\b)|(?:a few|a couple of|several|\d+|one|two|three|four|five|six|"
     rf"seven|eight|nine|ten) \w+ ago|\w+ ago|for (?:a while|years|months|ages|good|now|\w+ (?:years|months|weeks))"
 )
+_CALLED = re.compile(r"^(?:a|an|the|our|my)\s+(?:[\w-]+\s+){0,3}?(?:called|named|in)\s+(?=\S)"
+                     r"|^(?:a|an|the|our|my)\s+(?:new\s+)?(?:[\w-]+\s+){0,2}(?:place|flat|apartment|house|home|room|"
+                     r"studio)\s+(?:in|on)\s+", re.IGNORECASE)
 _TAILS = {
     "place": re.compile(rf"\s+(?:{_WHEN}|(?:for|since|because|with|after|before|until|when|while|as|to|from|on|at|by|"
-                        r"during|so|where|which|near|right|now)\b).*$", re.IGNORECASE),
+                        r"during|so|where|which|near|right|now|is|its|it's|any|anyone|but|lol|haha|in (?:the|a|our|my)|"
+                        r"can't|cant|cannot|can|won't|will|was|were|has|have|had|does|did|doesn't|isn't)\b"
+                        r"|\s*\(|\s*[^\w\s,.'&+-]).*$", re.IGNORECASE),  # "glasgow (west end)", "utrecht 🏡"
     "job": re.compile(rf"\s+(?:{_WHEN}|(?:at|for|in|of|since|with|because|after|before|until|when|while|on|by|"
                       r"from|and|who|which|now)\b).*$", re.IGNORECASE),
     "name": re.compile(rf"\s+(?:{_WHEN}|(?:and|but|from|at|in|for|since|who|which|to|now|lol|haha|again|yesterday|"
@@ -96,7 +101,7 @@ _TRAIL = re.compile(
     r"\s+(?:now|these days|nowadays|anymore|any more|too|as well|again|lately|recently|currently|at the moment|"
     r"right now|instead|actually|though|really|a lot|so much|very much|yesterday|today|for good|for now|finally|"
     r"already|officially|haha|lol|by the way|btw|hands down|of course|remember|either|for work|full[- ]time|"
-    r"fluently|well|a little|a bit|every day|these days|this season|"
+    r"fluently|well|a little|a bit|every day|these days|this season|apparently|obviously|tbh|ngl|lmao|"
     r"part[- ]time|" + _WHEN + r")$",
     re.IGNORECASE,
 )
@@ -112,7 +117,11 @@ def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCES.split(text) if s.strip()]
 
 
+_EMOJI = re.compile("[\U0001F000-\U0001FAFF\u2600-\u27BF\u2B00-\u2BFF]+\ufe0f?")
+
+
 def normalise(text: str) -> str:
+    text = _EMOJI.sub(",", text)  # an emoji ends a phrase: "a freelance illustrator now 🎨 scary but fun"
     for pattern, repl in _CONTRACTIONS:
         text = pattern.sub(repl, text)
     return text
@@ -136,6 +145,7 @@ def clean_value(value: str, predicate: str = "") -> str:
     if predicate.startswith("routine"):  # the schedule is the value: "every Tuesday at 6"
         return value
     value = re.sub(r"^(?:named|called)\s+", "", value, flags=re.IGNORECASE)
+    value = _CALLED.sub("", value)  # "a little place called Copper Kettle", "our new house in Utrecht"
     tail = _TAILS.get(_KIND.get(predicate, "text"))
     if tail is not None:
         value = tail.sub("", value)
@@ -155,6 +165,8 @@ def _predicate(base: str, match: re.Match[str], value: str, multi: bool) -> tupl
         if not words or words[0] == "to" or (len(words) < 2 and len(parts) < 2):
             return "prefers", value, True  # "I prefer tea": the category is unknown, so it only adds
         return f"{singular(words[-1])}_preference", value, False
+    if base == "service":
+        return match.group("k").casefold().replace("landlady", "landlord").replace("boss", "manager"), value, False
     if base == "pet_named":
         return "pet", f"{match.group('k').casefold()} named {value}", True
     if base == "diet_avoid":
@@ -197,6 +209,15 @@ def _is_name(value: str, text: str) -> bool:
     return len(value.split()) <= 4 and (bool(_NAMEISH.match(value)) or text == text.lower())
 
 
+def _each(fact: Fact) -> list[Fact]:
+    """A slot of many values gets one fact per value: "netflix and disney+", "english and polish"."""
+    predicate, value, kind, multi, conf = fact
+    parts = [p.strip() for p in re.split(r",\s*(?:and\s+)?|\s+and\s+|\s*&\s*", value) if p.strip()]
+    if not multi or len(parts) < 2 or any(len(p.split()) > 4 for p in parts):
+        return [fact]
+    return [(predicate, p, kind, multi, conf) for p in parts]
+
+
 def facts_in(sentence: str) -> list[Fact]:
     """(predicate, value, type, multi, confidence) for every rule that matches one clause."""
     s = strip_lead(normalise(sentence))
@@ -220,6 +241,10 @@ def facts_in(sentence: str) -> list[Fact]:
             continue
         seen.add(predicate)
         out.append((predicate, value, kind, many, conf))
+    out = [part for f in out for part in _each(f)]
+    schools = {v for p, v, *_ in out if p == "school"}
+    if schools:  # "started at Hollins Park Academy" is a school, not an employer
+        out = [f for f in out if not (f[0] == "employer" and f[1] in schools)]
     return out
 
 
@@ -254,6 +279,9 @@ class HeuristicExtractor:
                   other: str | None) -> tuple[list[Candidate], str | None]:
         s = normalise(sentence)
         hedged = bool(HEDGE.search(s))
+        whole = self.recall.correction(entry, s.strip())  # "wait sorry i said whitmore, hes at Ashgrove"
+        if whole is not None:
+            return whole, other
         out: list[Candidate] = []
         for text in _statements(self.split(s), s.rstrip().endswith("?")):
             fixed = self.recall.correction(entry, text)

@@ -40,12 +40,14 @@ _REPLACE = [
 ]
 _BACK = re.compile(
     rf"{_LEAD}(?:i'?m |we'?re |i |we )?(?:'ve |have )?(?:moved |went |gone |come |came |am |are |now )?"
-    rf"(?:back (?:to|on|in|at|into|with)|rejoined|returned to|re-?joined) (?:the |my |a )?(?P<new>{_V}){_END}",
+    rf"(?:back (?:to|on|in|at|into|with)|boomeranged back to|rejoined|returned to|re-?joined) (?:the |my |a )?"
+    rf"(?P<new>{_V}){_END}",
     re.IGNORECASE,
 )
 _CLOSE = [
-    re.compile(rf"{_LEAD}(?:i |we )?(?:'ve |have |just |finally )*(?:got rid of|cancell?ed|ditched|dropped|"
-               rf"sold|gave away|gave up|quit|stopped|left|ended|closed|deleted|unsubscribed from) "
+    re.compile(rf"{_LEAD}(?:i |we )?(?:'ve |have |just |finally )*(?:got rid of|cancell?ed|cancelling|ditched|dropped|"
+               rf"sold|gave away|gave up|quit|stopped|stopped taking|left|ended|closed|deleted|unsubscribed from|"
+               rf"came off|come off|weaned off|got off) "
                rf"(?:my |our |the |a |an )?(?P<old>{_V}){_END}", re.IGNORECASE),
     re.compile(rf"{_LEAD}(?:my |our |poor |little |old )*(?P<old>(?:[a-z]+ ){{0,2}}[a-z]+) (?:has |had )?"
                rf"(?:died|passed away|passed|ran away|is gone|was put down|crossed the rainbow bridge)\b",
@@ -58,7 +60,7 @@ _CLOSE = [
 _DAYTIME = (r"(?:(?:on |every |at |in the )?(?:mon|tues|tue|wed(?:nes)?|thu(?:rs)?|fri|sat(?:ur)?|sun)(?:day)?s?\b"
             r"|(?:at )?\d{1,2}(?::\d\d)?\s*(?:am|pm)?\b|(?:in the )?(?:mornings?|afternoons?|evenings?|nights?)\b)")
 _SLOT = [
-    re.compile(rf"{_LEAD}(?:they |we |i |she |he )?(?:'ve |have )?(?:moved|changed|switched|rescheduled|shifted|"
+    re.compile(rf"{_LEAD}(?:[a-z]+ )?(?:'ve |have )?(?:moved|changed|switched|rescheduled|shifted|"
                rf"pushed|brought) (?:my |our |the |his |her )?(?P<key>[a-z][a-z ]{{1,30}}?) to "
                rf"(?P<new>{_V}){_END}", re.IGNORECASE),
     re.compile(rf"{_LEAD}(?:my |our |the )?(?P<key>[a-z][a-z ]{{1,30}}?) (?:has |have )?(?:moved|changed|switched|"
@@ -111,7 +113,8 @@ def singular(word: str) -> str:
 
 def slot_name(words: str) -> str:
     """A slot name from the user's words: "favourite colour" -> favorite_colour, "yoga" -> yoga."""
-    w = re.sub(r"^(?:my|the|a|an)\s+", "", words.casefold().strip())
+    w = re.sub(r"^(?:my|our|the|a|an)\s+", "", words.casefold().strip())
+    w = re.sub(r"\s+(?:these days|now|at the moment|currently|lately)$", "", w)
     w = re.sub(r"\bfavou?rite\b|\bfave?\b", "favorite", w)
     w = " ".join(singular(x) for x in w.split())
     return re.sub(r"[^a-z0-9]+", "_", w).strip("_")[:40] or "thing"

@@ -129,7 +129,7 @@ class Recall:
 
 
 def replace_value(value: str, new: str, old: str | None) -> str:
-    if old:
+    if old and len(new.split()) == 1:  # "7:40 not 6:40": the token changes, the rest of the value stays
         replaced = re.sub(re.escape(old), new, value, flags=re.IGNORECASE)
         if replaced != value:
             return replaced

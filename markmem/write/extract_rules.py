@@ -59,7 +59,7 @@ _JOB_SUFFIX = re.compile(
 )
 DIETS = (
     r"vegetarian|vegan|pescatarian|pescetarian|keto|paleo|gluten[- ]free|dairy[- ]free|lactose[- ]intolerant|"
-    r"flexitarian|carnivore|halal|kosher|low[- ]carb|plant[- ]based|raw vegan"
+    r"flexitarian|carnivore|halal|kosher|low[- ]carb|plant[- ]based|raw vegan|coeliac|celiac"
 )
 JOB_WORDS = (
     r"engineer|developer|teacher|nurse|doctor|designer|manager|writer|chef|cook|lawyer|analyst|consultant|"
@@ -148,7 +148,7 @@ RULES: list[Rule] = [
         r"haven't eaten|have not eaten) (?P<v>meat|red meat|dairy|gluten|sugar|fish|pork|animal products|eggs)\b"),
      "diet_avoid", "profile", False, 0.85),
     (_r(rf"{_I}(?:'m| am) {_A}(?:on|doing) (?:an? |the )?{_V} diet\b"), "diet", "profile", False, 0.85),
-    (_r(rf"{_I}(?:'m| am) {_A}(?:on|doing|eating) (?:an? |the )?(?P<v>keto|paleo|vegan|low[- ]carb|whole30|intermittent fasting|carnivore|mediterranean)\b"), "diet", "profile", False, 0.85),  # noqa: E501
+    (_r(rf"{_I}(?:'m| am)? {_A}(?:on|doing|eating) (?:an? |the )?(?P<v>keto|paleo|vegan|low[- ]carb|whole30|intermittent fasting|carnivore|mediterranean)\b"), "diet", "profile", False, 0.85),  # noqa: E501
     (_r(r"\bi (?:can't|cannot|can not|shouldn't|mustn't) (?:eat|have|digest|tolerate) (?P<v>dairy|gluten|nuts|peanuts|shellfish|eggs|wheat|soy|lactose|meat|fish|pork|sugar)\b"), "diet_avoid", "profile", False, 0.85),  # noqa: E501
     (_r(rf"{_I} {_A}(?:follow|eat|keep|do|started|began|tried|switched to) (?:on )?(?:an? |the )?{_V} diet\b"), "diet", "profile", False, 0.85),  # noqa: E501
     (_r(rf"{_I} {_A}(?:started|began|switched to|went|am going|'m going) (?P<v>keto|paleo|vegan|vegetarian|pescatarian|low[- ]carb|plant[- ]based)\b"), "diet", "profile", False, 0.85),  # noqa: E501
@@ -182,6 +182,22 @@ RULES: list[Rule] = [
     (_r(rf"{_I} {_A}do (?:it |tech |customer |technical )?(?:support|consulting|design|marketing|admin|accounts|accounting|sales|research|freelance work|development|engineering|bookkeeping|recruiting|hr) (?:for|at) {_V}{_END}"), "employer", "profile", False, 0.75),  # noqa: E501
     (_r(r"^(?:now |currently )?(?:an? )?(?P<bare>)(?P<v>(?:[a-z][\w-]* ){0,2}?[a-z][\w-]*) (?=(?:at|for|with) [A-Z])"), "job", "profile", False, 0.7),  # noqa: E501
     (_r(r"^(?P<bare>)(?P<v>[a-z]+(?: [a-z]+)?) here\b"), "job", "profile", False, 0.7),
+    (_r(rf"\bmy (?P<k>{PETS}) (?P<name>)(?P<v>(?!is\b|has\b|was\b|and\b|just\b|who\b|that\b)[a-z][a-z'-]+)(?= (?:is|has|was|needs|keeps|loves|hates|just|got|does|did|likes|knocked|ate|chewed|sleeps|barks|pulls)\b)"), "pet_named", "relationship", True, 0.75),  # noqa: E501
+    (_r(r"\bmy (?P<k>hairdresser|barber|dentist|gp|doctor|vet|therapist|physio|accountant|lawyer|manager|boss|landlord|landlady|trainer|tutor|coach|mechanic|optician)(?:'s name is| is called| is named|,| is)? (?P<name>)(?P<v>(?:dr\.? )?(?!is\b|was\b|keeps\b|says\b|has\b|and\b)[a-z][a-z'-]+)\b(?! (?:is|was) (?:a|an|the|so|very|really)\b)"), "service", "relationship", False, 0.75),  # noqa: E501
+    (_r(r"\bnew (?P<k>hairdresser|barber|dentist|gp|doctor|vet|therapist|manager|boss|landlord|trainer|tutor|coach)(?: is)?(?: a (?:guy|woman|man|lady|bloke|girl))?,? (?:called |named )?(?P<name>)(?P<v>(?:dr\.? )?[a-z][a-z'-]+)\b"), "service", "relationship", False, 0.75),  # noqa: E501
+    (_r(rf"{_WE} {_A}pay for (?P<v>[^,;!?.]+?){_END}"), "subscription", "fact", True, 0.7),
+    (_r(rf"{_I}(?:'m| am)? {_A}(?:take|taking|on) (?P<v>[a-z]+(?:ine|ol|am|pam|pril|statin|mab|zole|done|lin|xetine|pine|tide|pam|zepam))\b"), "medication", "fact", True, 0.75),  # noqa: E501
+    (_r(rf"\bmy {_PARTNER},? (?P<name>)(?P<v>[A-Za-z][a-z]+),? and (?:i|me)\b"), "partner", "relationship", False, 0.8),  # noqa: E501
+    (_r(r"\b(?:seeing|dating|with) (?:someone|a (?:guy|girl|woman|man|lad|lass)) (?:called|named) (?P<name>)(?P<v>[A-Za-z][a-z]+)\b"), "partner", "relationship", False, 0.8),  # noqa: E501
+    (_r(r"\bi (?:usually |always |now )?(?P<v>cycle|bike|walk|drive|run|get the (?:bus|train|tram|tube|ferry)|take the (?:bus|train|tram|tube|ferry)) (?:to work|in to work|into work|to the office|in)\b"), "commute", "fact", False, 0.75),  # noqa: E501
+    (_r(r"\b(?:got|adopted|rescued|have) (?:a |an )(?:[\w-]+ ){0,2}?(?P<k>" + PETS + r")\b[^.!?]*?\bnamed (?:her|him|it|them) (?P<name>)(?P<v>[a-z][a-z'-]+)\b"), "pet_named", "relationship", True, 0.8),  # noqa: E501
+    (_r(r"\b(?:my|our) (?P<k>" + PETS + r") is an? (?:[\w-]+ )?(?:called|named) (?P<name>)(?P<v>[a-z][a-z'-]+)\b"), "pet_named", "relationship", True, 0.8),  # noqa: E501
+    (_r(rf"\bswitched banks? to {_V}{_END}"), "bank", "fact", False, 0.8),
+    (_r(r"\b(?:got|bought|have) (?:a |an |my )?(?:new )?laptop,? (?:a |an |the )?(?P<v>[a-z][\w -]{1,30}?)(?=,|\.|$| and| ngl| tbh)"), "laptop", "profile", False, 0.75),  # noqa: E501
+    (_r(rf"\b(?:new|a) job (?:at|with) {_V}{_END}"), "employer", "profile", False, 0.75),
+    (_r(r"\bgiving (?P<v>keto|paleo|vegan|veganism|low[- ]carb|whole30|intermittent fasting) a (?:go|try|shot)\b"), "diet", "profile", False, 0.75),  # noqa: E501
+    (_r(r"\b(?:doing|studying) (?P<v>french|german|dutch|greek|spanish|italian|arabic|japanese|chinese|mandarin|korean|polish|portuguese|russian|turkish|hindi|welsh|irish|swedish|norwegian|danish|finnish)\b"), "learning", "fact", True, 0.7),  # noqa: E501
+    (_r(r"^(?:i'm |im |i am |now )?on (?P<v>earlies|lates|nights|days|night shifts?|day shifts?|early shifts?|late shifts?)\b"), "work_pattern", "fact", False, 0.75),  # noqa: E501
     # memberships, subscriptions
     (_r(rf"{_IM} {_A}(?:a )?member of (?:the |a )?{_V}{_END}"), "member_of", "fact", True, 0.8),
     (_r(rf"{_WE}(?:'ve| have)? {_A}(?:joined|signed up for|signed up to|started going to) (?:the |a |an )?(?P<v>[^,;!?.]*?\b(?:club|team|choir|gym|band|society|league|group|orchestra|class|course|union|crew)){_END}"), "member_of", "fact", True, 0.8),  # noqa: E501
@@ -222,7 +238,7 @@ RULES: list[Rule] = [
     (_r(rf"{_WE} {_A}(?:usually |always |normally )?(?:go to|go|do|have|take|attend|play|teach|practice|practise|run|swim|work out|train|volunteer)(?: at)? (?P<k>(?!a\b|an\b|to\b|it\b|out\b)[a-z][a-z -]{{1,30}}?) (?P<v>(?:(?:on|every|each|most) (?:{_DAY}s?|weekday|weekend|morning|evening|night|day|week)|\d+x a week|\d+ times a (?:week|month)|(?:once|twice|three times) a (?:week|month|day)|daily)[^,;!?.]*?){_END}"), "routine", "fact", False, 0.8),  # noqa: E501
     (_r(rf"\bmy (?P<k>[a-z][a-z -]{{1,30}}?) (?:class|classes|lesson|lessons|practice|session|sessions|meeting|training|shift|shifts|appointment|day) (?:is|are) (?:now |usually |always )?(?P<v>(?:on|every|at|each) [^,;!?.]+?){_END}"), "routine", "fact", False, 0.85),  # noqa: E501
     (_r(rf"{_I}(?:'ve| have)? {_A}(?:moved|switched|changed|rescheduled|shifted) (?:my )?(?P<k>[a-z][a-z -]{{1,30}}?)(?: class| classes| lesson| lessons| practice| session| sessions)? to (?P<v>(?:{_DAY}s?|mornings?|evenings?|weekends?)\b[^,;!?.]*?){_END}"), "routine", "fact", False, 0.85),  # noqa: E501
-    (_r(rf"{_WE} {_A}(?:usually |always |normally )?(?:work out|exercise|run|swim|cycle|meditate|train) (?P<k>)(?P<v>(?:every|each|on|most) [^,;!?.]+?){_END}"), "routine", "fact", False, 0.75),  # noqa: E501
+    (_r(rf"{_WE} {_A}(?:usually |always |normally )?(?P<k>work out|exercise|run|swim|cycle|meditate|train|climb|row) (?P<v>(?:(?:every|each|on|most) [^,;!?.]+?|{_DAY}s\b[^,;!?.]*?)){_END}"), "routine", "fact", False, 0.75),  # noqa: E501
     # open slots: "my favourite colour is teal" is above; "my <thing> is <value>"
     (_r(rf"\bmy (?:new |current )?(?!{NOT_SLOTS}(?:'s)? (?:is|are)\b)(?P<k>[a-z][a-z' -]{{1,30}}?)(?: is| are) (?:now |currently |still )?(?!a bit|so |very |really |too |not |being |getting |going )(?P<v>[^,;!?.]{{1,60}}?){_END}"), "slot", "fact", False, 0.7),  # noqa: E501
 ]
@@ -281,7 +297,7 @@ ELLIPTICAL = _r(
     r"^(?:just |finally |recently |also |now |currently )*(?:moved|relocated|living|live|started|starting|joined|"
     r"got|became|quit|left|switched|working|work|retired|studying|adopted|bought|married|broke up|speak|"
     r"prefer|love|like|have|drive|accepted|took|landed|joined|rejoined|sold|replaced|upped sticks|signed up|"
-    r"teach|play|use|earn|rent|own|go|transferred|signed)\b"
+    r"teach|play|use|earn|rent|own|go|transferred|signed|doing|taking|paying|grew|learning)\b"
 )
 NOT_SPEAKERS = frozenset((
     "update note ps fyi btw edit reminder correction news question answer q a re important warning info tip "

@@ -25,15 +25,15 @@ _KIN = (
 )
 _ADJ = r"(?:(?:little|big|older|younger|baby|twin|elder|best|new|old|oldest|youngest|eldest|step)\s+)*"
 _ADV = r"(?:(?:just|also|finally|recently|now|still|actually|currently|apparently|already|officially)\s+)*"
-_KIN_SUBJECT = re.compile(
-    rf"^(?:(?:and|but|so|also|oh|btw|well|plus)[, ]+)*(?:my|our) {_ADJ}(?P<rel>{_KIN})"
-    rf"(?:,? (?P<name>(?-i:[A-Z][a-z]+))(?=[ ,]))?,? (?P<rest>{_ADV}(?P<verb>[a-z']+)\b.*)$",
-    re.IGNORECASE,
-)
 _VERBS = (
     r"lives|moved|works|worked|got|is|was|has|had|started|joined|quit|left|became|married|bought|adopted|"
     r"relocated|retired|teaches|studies|speaks|runs|owns|drives|loves|hates|likes|prefers|switched|"
     r"went|goes|became|landed|found|took|accepted|'s"
+)
+_KIN_SUBJECT = re.compile(
+    rf"^(?:(?:and|but|so|also|oh|btw|well|plus)[, ]+)*(?:my|our) {_ADJ}(?P<rel>{_KIN})"
+    rf"(?:,? (?P<name>(?-i:[A-Z][a-z]+))(?=[ ,]))?,? (?P<rest>{_ADV}(?P<verb>{_VERBS}|[a-z]+(?:s|ed)|'s)\b.*)$",
+    re.IGNORECASE,
 )
 _NAME_SUBJECT = re.compile(
     rf"^(?:(?:and|but|so|also|oh|btw|well|plus)[, ]+)*(?P<name>(?-i:[A-Z][a-z]+)(?: (?-i:[A-Z][a-z]+))?) "
@@ -120,34 +120,42 @@ def _base(verb: str) -> str:
     return v
 
 
-_LEAD = (r"(?:(?:sorry|oops|whoops|wait|no|nope|nah|actually|correction|my bad|err|um|i mean|oh|ugh|argh|hmm|ah|ok|"
-         r"lol)[,!.:]*\s+)")
-_NEW = r"(?P<new>[^,;!?]+?)"
-_OLD = r"(?P<old>[^,;!?]+?)"
+_LEAD = (r"(?:(?:sorry|oops|whoops|wait|no|nope|nah|actually|correction(?: from (?:last time|before|earlier))?|"
+         r"my bad|err|um|i mean|oh|ugh|argh|hmm|ah|ok|lol|typo(?: yesterday| earlier| before)?|autocorrect)"
+         r"[,!.:]*\s+)")
+_WORDS = r"[\w&:./'+-]+(?: [\w&:./'+-]+){0,3}"  # a value: at most four words
+_NEW = rf"(?P<new>{_WORDS}?)"
+_OLD = rf"(?P<old>{_WORDS}?)"
+_STOP = r"(?=\s*(?:[,;!?]|\.(?:\s|$)|\blol\b|\bhaha\b|$))"
 _CORRECTIONS = [
+    re.compile(rf"^{_LEAD}*i said {_OLD},? but i meant {_NEW}{_STOP}", re.IGNORECASE),
+    re.compile(rf"^{_LEAD}*i said {_OLD},? (?:but |it's |its |it is |he's |hes |she's |shes |they're |i meant )?"
+               rf"(?:at |in |on )?{_NEW}{_STOP}", re.IGNORECASE),
     re.compile(rf"^{_LEAD}*(?:i meant|i mean|i meant to say|meant|make that|it should be|should be|it's actually|"
-               rf"it is actually|that should be)\s+{_NEW}(?:,?\s+not\s+{_OLD})?[.!]*$", re.IGNORECASE),
-    re.compile(rf"^{_LEAD}+(?:it's|it is|that's|that is)\s+{_NEW},?\s+not\s+{_OLD}[.!]*$", re.IGNORECASE),
-    re.compile(rf"^{_LEAD}*(?:it's|it is|that's|that is)?\s*not\s+{_OLD},?\s+(?:but|it's|it is)\s+{_NEW}[.!]*$",
+               rf"its actually|it is actually|that should be)\s+{_NEW}(?:,?\s+not\s+{_OLD})?{_STOP}", re.IGNORECASE),
+    re.compile(rf"^{_LEAD}+(?:it's|its|it is|that's|that is)\s+{_NEW},?\s+not\s+{_OLD}{_STOP}", re.IGNORECASE),
+    re.compile(rf"^{_LEAD}*(?:it's|its|it is|that's|that is)?\s*not\s+{_OLD},?\s+(?:but|it's|it is)\s+{_NEW}{_STOP}",
                re.IGNORECASE),
-    re.compile(rf"^{_LEAD}+{_NEW},?\s+not\s+{_OLD}[.!]*$", re.IGNORECASE),
-    re.compile(rf"^{_LEAD}*i said {_OLD}(?:,)? but i meant {_NEW}[.!]*$", re.IGNORECASE),
+    re.compile(rf"^{_LEAD}+{_NEW},?\s+not\s+{_OLD}{_STOP}", re.IGNORECASE),
+    re.compile(rf"\b(?:is|its|it's|actually|meant|name is|called)\s+{_NEW},?\s+not\s+{_OLD}{_STOP}", re.IGNORECASE),
     re.compile(rf"^(?:sorry|oops|whoops|wait|correction|my bad)[,!.:]*\s+(?:{_LEAD})*(?:it's |it is |make that )?"
                rf"(?P<new>[\w:./'-]+(?: [\w:./'-]+){{0,2}})[.!]*$", re.IGNORECASE),
 ]
+_LEAD_WORD = re.compile(r"^(?:sorry|oops|whoops|wait|no|nope|nah|actually|correction|um|err|ugh|ok|lol)\b",
+                        re.IGNORECASE)
 _FILLER = re.compile(r"^(?:the |a |an |on |in |at |to )+|\s+(?:lol|haha|sorry|oops)$", re.IGNORECASE)
 
 
 def correction(clause: str) -> tuple[str, str | None] | None:
     """(new value, corrected value or None) for a correction clause, else None."""
     whole = clause.strip()
-    first = whole.split(", ")[0].strip()  # "sorry 7:40 not 6:40, misread the ticket"
+    parts = [whole, *(p.strip() for p in whole.split(", ") if p.strip())]  # "sorry 7:40 not 6:40, misread it"
     for pattern in _CORRECTIONS:
-        m = pattern.match(whole) or pattern.match(first)
+        m = next((found for p in parts if (found := pattern.match(p) or pattern.search(p))), None)
         if m:
             new = _FILLER.sub("", m.group("new").strip(" .!"))
             old = m.groupdict().get("old")
             old = _FILLER.sub("", old.strip()) if old else None
-            if new and len(new) <= 60 and (old is None or len(old) <= 60):
+            if new and len(new) <= 60 and (old is None or len(old) <= 60) and not _LEAD_WORD.match(new):
                 return new, old
     return None

@@ -41,7 +41,7 @@ _DATE = (
 )
 _SCHEDULE = re.compile(
     rf"(?:,\s*)?\b(?P<lead>from|starting(?: on| in| from)?|beginning(?: on| in)?|as of|effective(?: from)?|"
-    rf"come|on|in|by)?\s*(?P<date>{_DATE})\b(?:\s*,)?",
+    rf"come|on|in|by)?\s*(?P<date>{_DATE})\b",
     re.IGNORECASE,
 )
 _FUTURE = re.compile(
@@ -101,7 +101,8 @@ def scheduled(clause: str, when: str | None) -> tuple[str, str] | None:
     if not f:
         return None
     m = _SCHEDULE.search(clause)
-    if not m or not (m.group("lead") or _bare_date_ok(m.group("date"))):
+    if not m or not (m.group("lead") or m.group("date").casefold().startswith("in ")
+                     or _bare_date_ok(m.group("date"))):
         return None
     base = parse_when(when)
     start = resolve_date(m.group("date"), base)
