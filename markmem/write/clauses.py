@@ -55,12 +55,21 @@ class SpacySplitter:
         self.model = model
         self._nlp: Any = None
         self._lock = threading.Lock()
+        self.broken = False
 
     def __call__(self, sentence: str) -> list[str]:
         text = _QUOTED.sub(" ", sentence)
         if not _MAY_SPLIT.search(text) or not _PERSON.search(text):
             return [text.strip()] if text.strip() else []
-        return list(self._split(text))
+        if self.broken:
+            return regex_clauses(sentence)
+        try:
+            return list(self._split(text))
+        except (OSError, ImportError, ValueError) as exc:  # a model that cannot load: the regex fallback
+            log.warning("spaCy model %s could not be loaded (%s); clauses are split by the regex fallback",
+                        self.model, exc)
+            self.broken = True
+            return regex_clauses(sentence)
 
     def _load(self) -> Any:
         with self._lock:
