@@ -73,6 +73,12 @@ class Question:
     def evidence(self) -> set[Key]:
         return {k for k in self.keys if self.sessions[k[0]][k[1]]["evidence"]}
 
+    @property
+    def late_evidence(self) -> bool:
+        """Some evidence turn's session is dated after the question (the data has such records):
+        ``as_of`` = question date hides it from markmem, while the baselines ignore time."""
+        return any(self.session_dates[k[0]] > self.date for k in self.evidence)
+
     def text(self, key: Key) -> str:
         return str(self.sessions[key[0]][key[1]]["content"])
 
@@ -173,17 +179,19 @@ def hit_keys(hits: list[Any], by_raw: dict[str, Key]) -> list[Key]:
     return list(out)
 
 
-def markmem_ranks(mem: Memory, q: Question, by_raw: dict[str, Key]
+def markmem_ranks(mem: Memory, q: Question, by_raw: dict[str, Key], as_of: bool = True
                   ) -> tuple[list[Key], list[Key], tuple[float, float]]:
     """``(top-5 turns, deep ranked turns, (ms of the first top_k=5 search, ms of the same search again))``.
 
-    The first search is the user's first ever (cold: per-user caches are built then); the repeat is warm."""
+    The first search is the user's first ever (cold: per-user caches are built then); the repeat is warm.
+    ``as_of=False`` searches without a date (off protocol: shows what ``as_of`` hides)."""
+    when = q.date if as_of else None
     ms = []
     for _ in range(2):
         t0 = time.perf_counter()
-        hits5 = mem.search(q.question, user_id=user_of(q), top_k=5, as_of=q.date)
+        hits5 = mem.search(q.question, user_id=user_of(q), top_k=5, as_of=when)
         ms.append((time.perf_counter() - t0) * 1000)
-    deep = mem.search(q.question, user_id=user_of(q), top_k=DEEP, as_of=q.date)
+    deep = mem.search(q.question, user_id=user_of(q), top_k=DEEP, as_of=when)
     return hit_keys(hits5, by_raw)[:5], hit_keys(deep, by_raw), (ms[0], ms[1])  # type: ignore[arg-type]
 
 
@@ -211,7 +219,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     mem = Memory(work, background=False, **overrides)
     res: dict[str, Any] = {"work": str(work), "open_s": time.perf_counter() - t0, "gate": mem.context.scanner.name,
                            "rows": [], "add_s": 0.0, "flush_s": 0.0, "turns": 0, "quarantined": 0,
-                           "quarantined_evidence": 0, "ms": defaultdict(list), "head_differs": 0}
+                           "quarantined_evidence": 0, "ms": defaultdict(list), "head_differs": 0,
+                           "as_of": not args.no_as_of}
     embedder = load_builtin_embedder()
     for i, q in enumerate(questions, 1):
         res["rows"].append(one_question(mem, q, embedder, res))
@@ -231,11 +240,12 @@ def one_question(mem: Memory, q: Question, embedder: object | None, res: dict[st
     res["turns"] += len(by_raw)
     res["quarantined"] += len(quarantined)
     res["quarantined_evidence"] += len(q.evidence & set(quarantined))
-    head5, deep, (cold, warm) = markmem_ranks(mem, q, by_raw)
+    head5, deep, (cold, warm) = markmem_ranks(mem, q, by_raw, as_of=res["as_of"])
     res["ms"]["markmem"].append(cold)
     res["ms"]["markmem warm"].append(warm)
     res["head_differs"] += head5 != deep[:5]
-    row: dict[str, Any] = {"id": q.qid, "type": q.qtype, "markmem": score(deep, q, head5)}
+    row: dict[str, Any] = {"id": q.qid, "type": q.qtype, "late_evidence": q.late_evidence,
+                           "markmem": score(deep, q, head5)}
     for name, (ranked, ms_b) in baseline_ranks(q, embedder).items():
         res["ms"][name].append(ms_b)
         row[name] = score(ranked, q)
@@ -256,6 +266,9 @@ def report(res: dict[str, Any]) -> None:
         "  (markmem: the user's first search, then the same search again; baselines: their index built;"
         " 2 shared cores, ~6 other jobs: indicative only)")
     print(f"markmem top_k=5 head differs from its top_k={DEEP} head in {res['head_differs']}/{n} questions")
+    late = [r["id"] for r in res["rows"] if r["late_evidence"]]
+    print(f"markmem searched with as_of = {'question date' if res['as_of'] else 'none (--no-as-of, off protocol)'}; "
+          f"{len(late)} questions have evidence dated after the question: {', '.join(late) or '-'}")
     summary = summarise(res["rows"])
     for metric in METRICS:
         print(f"\n{metric:<28}{'n':>4}" + "".join(f"{s:>9}" for s in SYSTEMS))
@@ -270,6 +283,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--types", help="comma-separated question types, e.g. temporal-reasoning,multi-session")
     ap.add_argument("--work", help="memory repo folder (default: a new temporary folder)")
     ap.add_argument("--pii-engine", help="PII gate: auto, presidio or regex (default: markmem's default)")
+    ap.add_argument("--no-as-of", action="store_true", help="search markmem without as_of (off protocol)")
     ap.add_argument("--json", action="store_true", help="print the summary and per-question rows as JSON")
     ap.add_argument("--dump", help="also write per-question results (JSON lines) to this file")
     args = ap.parse_args(argv)

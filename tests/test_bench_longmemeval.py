@@ -66,6 +66,9 @@ def test_records_become_questions_with_clean_text_and_evidence(tmp_path: Path) -
     assert dog.evidence == {(1, 0)}
     assert dog.date.isoformat() == "2023-06-17T04:02:00+00:00"
     assert lme.user_of(dog) == "lme-q-dog"
+    assert not dog.late_evidence
+    late = {**TRIP, "haystack_dates": ["2023/05/10 (Wed) 01:57", "2023/05/10 (Wed) 01:57", "2023/06/17 (Sat) 04:03"]}
+    assert lme.question_of(late).late_evidence  # answer_b one minute after the question: as_of hides it
 
 
 def test_score_counts_turns_and_sessions() -> None:
