@@ -38,7 +38,10 @@ from markmem import Memory  # noqa: E402
 from markmem.read import search as searching  # noqa: E402
 from markmem.read.fuse import DEFAULT, Recipe  # noqa: E402
 
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo"
+_DATA = Path("shared") / "data" / "locomo"
+# ../shared beside the checkout (/work/main), or two levels up from a worktree (/work/wt/NAME)
+DEFAULT_DATA = next((p / _DATA for p in Path(__file__).resolve().parents[2:4] if (p / _DATA).exists()),
+                    Path(__file__).resolve().parents[2] / _DATA)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 
 
