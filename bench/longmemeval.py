@@ -220,7 +220,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     res: dict[str, Any] = {"work": str(work), "open_s": time.perf_counter() - t0, "gate": mem.context.scanner.name,
                            "rows": [], "add_s": 0.0, "flush_s": 0.0, "turns": 0, "quarantined": 0,
                            "quarantined_evidence": 0, "ms": defaultdict(list), "head_differs": 0,
-                           "as_of": not args.no_as_of}
+                           "as_of": not args.no_as_of, "vectors": getattr(mem.context.embedder, "name", None)}
     embedder = load_builtin_embedder()
     for i, q in enumerate(questions, 1):
         res["rows"].append(one_question(mem, q, embedder, res))
@@ -255,7 +255,7 @@ def one_question(mem: Memory, q: Question, embedder: object | None, res: dict[st
 def report(res: dict[str, Any]) -> None:
     n = len(res["rows"])
     print(f"LongMemEval dev slice: {n} questions, {res['turns']} turns; memory repo {res['work']}")
-    print(f"PII gate that ran: {res['gate']}; markmem: default search (hybrid lexical + shipped model2vec); "
+    print(f"PII gate that ran: {res['gate']}; markmem: default search, vector lane {res['vectors'] or 'OFF'}; "
           f"bm25: FTS5 bm25, markmem's tokenizer; hybrid: bm25 + model2vec cosine, RRF k=60")
     print(f"ingest: add() {res['add_s']:.1f} s ({1000 * res['add_s'] / max(1, res['turns']):.2f} ms/turn), "
           f"compile (flush) {res['flush_s']:.1f} s, Memory() open {res['open_s']:.1f} s; "
