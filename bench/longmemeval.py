@@ -217,7 +217,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     overrides = {"pii_engine": args.pii_engine} if args.pii_engine else {}
     t0 = time.perf_counter()
     mem = Memory(work, background=False, **overrides)
-    res: dict[str, Any] = {"work": str(work), "open_s": time.perf_counter() - t0, "gate": mem.context.scanner.name,
+    gate = f"{mem.context.scanner.name}, {mem.settings.pii_policy}"
+    res: dict[str, Any] = {"work": str(work), "open_s": time.perf_counter() - t0, "gate": gate,
                            "rows": [], "add_s": 0.0, "flush_s": 0.0, "turns": 0, "quarantined": 0,
                            "quarantined_evidence": 0, "ms": defaultdict(list), "head_differs": 0,
                            "as_of": not args.no_as_of, "vectors": getattr(mem.context.embedder, "name", None)}
