@@ -9,6 +9,9 @@ evidence is searched within its user; the top-5 hits map back to dia_ids through
     python bench/locomo.py                       # default offline config (built-in vectors)
     python bench/locomo.py --vector-model none   # BM25 only
     python bench/locomo.py --data PATH --repo DIR --reuse
+
+Beside markmem it prints two plain baselines over the same turn texts (bench/baselines.py): FTS5 BM25
+with markmem's tokenizer, and BM25 + the shipped model2vec cosine fused by RRF (k=60).
 """
 
 from __future__ import annotations
@@ -27,12 +30,18 @@ from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from baselines import Baselines, load_builtin_embedder  # noqa: E402
 
 from markmem import Memory  # noqa: E402
 from markmem.read import search as searching  # noqa: E402
 from markmem.read.fuse import DEFAULT, Recipe  # noqa: E402
 
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo"
+_DATA = Path("shared") / "data" / "locomo"
+# ../shared beside the checkout (/work/main), or two levels up from a worktree (/work/wt/NAME)
+DEFAULT_DATA = next((p / _DATA for p in Path(__file__).resolve().parents[2:4] if (p / _DATA).exists()),
+                    Path(__file__).resolve().parents[2] / _DATA)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 
 
@@ -96,6 +105,24 @@ def evaluate(mem: Memory, conv: dict[str, Any], user_id: str, k: int, recipe: Re
     return rows, lat
 
 
+def baseline_rows(conv: dict[str, Any], k: int, embedder: object | None) -> dict[str, list[dict[str, Any]]]:
+    """The rows ``evaluate`` gives, for plain BM25 and the BM25 + model2vec hybrid over the same turn texts."""
+    turns = [turn for _, ts in sessions(conv) for turn in ts]
+    base = Baselines([turn_text(t) for t in turns], embedder)
+    out: dict[str, list[dict[str, Any]]] = {"bm25": [], "hybrid": []}
+    for qa in conv["qa"]:
+        evidence = set(qa.get("evidence") or ())
+        if not evidence:
+            continue
+        for name, rows in out.items():
+            got = [turns[i]["dia_id"] for i in getattr(base, name)(qa["question"])[:k]]
+            found = evidence & set(got)
+            rows.append({"cat": qa["category"], "any": bool(found), "all": found == evidence,
+                         "recall": len(found) / len(evidence)})
+    base.close()
+    return out
+
+
 def summarise(rows: list[dict[str, Any]]) -> dict[str, tuple[int, float, float, float]]:
     groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for r in rows:
@@ -144,13 +171,17 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     for _ in range(args.warmup):
         mem.search("warm up the caches", user_id=next(iter(convs)))
     recipe = parse_recipe(args.recipe)
+    embedder = load_builtin_embedder()
+    baseline: dict[str, list[dict[str, Any]]] = {"bm25": [], "hybrid": []}
     for uid, conv in convs.items():
         r, ms = evaluate(mem, conv, uid, args.k, recipe)
         rows += r
         lat += ms
+        for name, b_rows in baseline_rows(conv, args.k, embedder).items():
+            baseline[name] += b_rows
     mem.close()
     return {"repo": str(repo), "turns": turns, "ingest_s": ingest_s, "flush_s": flush_s, "rows": rows,
-            "lat": lat, "model": model}
+            "lat": lat, "model": model, "baselines": baseline}
 
 
 def parse_recipe(text: str | None) -> Recipe | None:
@@ -171,9 +202,15 @@ def report(res: dict[str, Any], k: int) -> None:
     if res["turns"]:
         print(f"ingest: {res['turns']} turns through add() in {res['ingest_s']:.2f} s "
               f"({1000 * res['ingest_s'] / res['turns']:.2f} ms/turn), compile (flush) {res['flush_s']:.2f} s")
-    print(f"{'group':<16}{'n':>6}{f'any@{k}':>9}{f'all@{k}':>9}{f'recall@{k}':>11}")
-    for name, (n, a, al, rc) in summarise(res["rows"]).items():
-        print(f"{name:<16}{n:>6}{a:>9.1f}{al:>9.1f}{rc:>11.1f}")
+    systems = {"markmem": summarise(res["rows"])}
+    systems.update((name, summarise(rows)) for name, rows in res.get("baselines", {}).items())
+    print(f"{'':<22}" + "".join(f"{name:^27}" for name in systems))
+    print(f"{'group':<16}{'n':>6}" + f"{f'any@{k}':>9}{f'all@{k}':>9}{f'recall@{k}':>9}" * len(systems))
+    for group, (n, *_) in systems["markmem"].items():
+        cells = "".join(f"{a:>9.1f}{al:>9.1f}{rc:>9.1f}" for _, a, al, rc in (s[group] for s in systems.values()))
+        print(f"{group:<16}{n:>6}{cells}")
+    print("bm25: FTS5 bm25() with markmem's tokenizer over the same turn texts; "
+          "hybrid: bm25 + shipped model2vec cosine, RRF k=60")
     lat = res["lat"]
     print(f"search latency: p50 {percentile(lat, 50):.2f} ms, p95 {percentile(lat, 95):.2f} ms "
           f"({len(lat)} queries, mean {statistics.fmean(lat):.2f} ms)")
