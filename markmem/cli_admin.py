@@ -208,7 +208,7 @@ def import_(repo: Path, path: Path, from_: str, user_id: str | None, as_json: bo
 @init_option
 def api(repo: Path, host: str, port: int, token: str | None, allow_hosts: tuple[str, ...], open_writes: bool,
         init: bool) -> None:
-    """Serve the REST API (FastAPI + uvicorn); OpenAPI at /docs. Prints 'listening on ... (token: ...)'."""
+    """Serve the REST API (FastAPI + uvicorn) and print where it listens; OpenAPI at /docs."""
     try:
         from .api import serve
     except ImportError as exc:
