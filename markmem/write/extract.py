@@ -225,7 +225,7 @@ def facts_in(sentence: str) -> list[Fact]:
     seen: set[str] = set()
     low = s.lower()
     for (pattern, base, kind, multi, conf), need in zip(RULES, RULE_NEEDS, strict=True):
-        if need is not None and not any(n in low for n in need):
+        if need is not None and not need.search(low):
             continue  # the rule's required words are absent: it cannot match (see extract_rules.needs)
         if base == "slot" and out:
             continue  # the open "my X is Y" slot is the fallback for what no named slot read

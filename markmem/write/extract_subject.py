@@ -141,6 +141,8 @@ _CORRECTIONS = [
     re.compile(rf"^(?:sorry|oops|whoops|wait|correction|my bad)[,!.:]*\s+(?:{_LEAD})*(?:it's |it is |make that )?"
                rf"(?P<new>[\w:./'-]+(?: [\w:./'-]+){{0,2}})[.!]*$", re.IGNORECASE),
 ]
+_MAYBE = re.compile(r"\b(?:not|meant|mean|said|sorry|oops|whoops|wait|correction|typo|autocorrect|actually|"
+                    r"make that|should be|my bad)\b", re.IGNORECASE)
 _LEAD_WORD = re.compile(r"^(?:sorry|oops|whoops|wait|no|nope|nah|actually|correction|um|err|ugh|ok|lol)\b",
                         re.IGNORECASE)
 _FILLER = re.compile(r"^(?:the |a |an |on |in |at |to )+|\s+(?:lol|haha|sorry|oops)$", re.IGNORECASE)
@@ -149,6 +151,8 @@ _FILLER = re.compile(r"^(?:the |a |an |on |in |at |to )+|\s+(?:lol|haha|sorry|oo
 def correction(clause: str) -> tuple[str, str | None] | None:
     """(new value, corrected value or None) for a correction clause, else None."""
     whole = clause.strip()
+    if not _MAYBE.search(whole):
+        return None  # no correction without one of these words: a cheap test before eight patterns
     parts = [whole, *(p.strip() for p in whole.split(", ") if p.strip())]  # "sorry 7:40 not 6:40, misread it"
     for pattern in _CORRECTIONS:
         m = next((found for p in parts if (found := pattern.match(p) or pattern.search(p))), None)
