@@ -24,6 +24,7 @@ from .clauses import Splitter
 from .extract_change import norm_value, singular, slot_name
 from .extract_recall import Recall
 from .extract_rules import (
+    ALL_NEEDS,
     ASSISTANT_LABELS,
     CLOSERS,
     ELLIPTICAL,
@@ -224,8 +225,9 @@ def facts_in(sentence: str) -> list[Fact]:
     out: list[Fact] = []
     seen: set[str] = set()
     low = s.lower()
+    present = {n for n in ALL_NEEDS if n in low}  # every rule's literals, looked up once per clause
     for (pattern, base, kind, multi, conf), need in zip(RULES, RULE_NEEDS, strict=True):
-        if need is not None and not need.search(low):
+        if need is not None and need.isdisjoint(present):
             continue  # the rule's required words are absent: it cannot match (see extract_rules.needs)
         if base == "slot" and out:
             continue  # the open "my X is Y" slot is the fallback for what no named slot read

@@ -394,9 +394,5 @@ def _required(seq: Any) -> frozenset[str] | None:
     return max(found, key=lambda s: (min(len(x) for x in s), -len(s)))
 
 
-def _needle(need: frozenset[str] | None) -> re.Pattern[str] | None:
-    """One C-level scan for "any of these literals": faster than ``any(n in text ...)`` in Python."""
-    return None if need is None else re.compile("|".join(re.escape(n) for n in sorted(need, key=len, reverse=True)))
-
-
-RULE_NEEDS: list[re.Pattern[str] | None] = [_needle(needs(rule[0])) for rule in RULES]
+RULE_NEEDS: list[frozenset[str] | None] = [needs(rule[0]) for rule in RULES]
+ALL_NEEDS: tuple[str, ...] = tuple(sorted({n for need in RULE_NEEDS if need for n in need}))
