@@ -12,9 +12,9 @@ import pytest
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 EXPECT = {  # a line each example must print: proof that memory reached the (mock) model
     "simple_chatbot.py": "Actually I moved to Porto last month. [c-",  # the default gate keeps places
-    "openai_chatbot.py": "(offline) Based on what you told me: I work as a nurse",
-    "anthropic_chatbot.py": "(offline) I'll keep in mind: I prefer aisle seats",
-    "litellm_chatbot.py": "(offline) From memory: My sister is called Maria",
+    "openai_chatbot.py": "I work as a nurse in Leeds [c-",  # a cited claim in the (offline) reply, in any order
+    "anthropic_chatbot.py": "I'm allergic to peanuts [c-",
+    "litellm_chatbot.py": "My sister is called Maria [c-",
     "async_chatbot.py": "3 users, 12 entries",
     "fastapi_app.py": "bad user id -> 422",
 }
