@@ -21,6 +21,7 @@ from ..ids import format_time
 from ..model import Candidate, RawEntry
 from ..ports import Extraction
 from .clauses import Splitter
+from .clauses import regex_clauses as clauses
 from .extract_change import norm_value, singular, slot_name
 from .extract_recall import Recall
 from .extract_rules import (
@@ -54,14 +55,6 @@ Fact = tuple[str, str, str, bool, float]  # (predicate, value, page type, multi-
 
 _SENTENCES = re.compile(r"(?<=[.!?;])\s+|\n+")
 _LABEL = re.compile(r"^\s*(?P<label>[A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,2})\s*:\s+(?P<rest>\S.*)$")
-_QUOTED = re.compile(r'"[^"\n]*"|“[^”\n]*”|‘[^’\n]*’')
-_WHO = r"(?:(?:now|also|then|currently|recently|just|finally|actually) )*(?:i|i'm|i've|i'd|my|we|we're|we've)\b"
-_CLAUSES = re.compile(
-    r"\s*;\s*"
-    rf"|,?\s+(?:and|but|so|then|because|although|though|while|whereas|plus)\s+(?={_WHO}|(?:work|live|moved|started|joined|got|became|have)\b)"  # noqa: E501
-    rf"|,\s+(?={_WHO})",
-    re.IGNORECASE,
-)
 _CONTRACTIONS = [
     (re.compile(r"[’`´]"), "'"),
     (re.compile(r"\bi m\b|\bim\b", re.IGNORECASE), "I'm"),
@@ -126,10 +119,6 @@ def normalise(text: str) -> str:
     for pattern, repl in _CONTRACTIONS:
         text = pattern.sub(repl, text)
     return text
-
-
-def clauses(sentence: str) -> list[str]:
-    return [c.strip() for c in _CLAUSES.split(_QUOTED.sub(" ", sentence)) if c and c.strip()]
 
 
 def strip_lead(text: str) -> str:
