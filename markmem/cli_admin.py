@@ -237,7 +237,30 @@ def mcp(repo: Path, user_id: str | None, any_user: bool, http: bool, host: str, 
     serve(repo, user_id=user_id, any_user=any_user, http=http, host=host, port=port, token=token, create=init)
 
 
-COMMANDS = (forget, verify_erasure, review, maintenance, lint, export, import_, api, mcp)
+@click.command()
+@repo_option
+@click.option("--shards", "only", default=None, help="Comma-separated shard numbers to serve (default: any).")
+@click.option("--once", is_flag=True, help="Drain what is pending, then exit.")
+@json_option
+def worker(repo: Path, only: str | None, once: bool, as_json: bool) -> None:
+    """Cluster mode: compile shards' PostgreSQL intake into their git repos (needs $MARKMEM_DATABASE_URL)."""
+    import signal
+    import threading
+
+    shards = None if only is None else [int(s) for s in only.split(",") if s.strip()]
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    with open_memory(repo) as mem:
+        try:
+            reports = mem.worker(once=once, shards=shards, stop=stop)
+        except KeyboardInterrupt:
+            reports = []
+    if once:
+        emit({"batches": len(reports), "entries": sum(r.entries for r in reports)} if as_json
+             else f"compiled {sum(r.entries for r in reports)} entries in {len(reports)} batches", as_json)
+
+
+COMMANDS = (worker, forget, verify_erasure, review, maintenance, lint, export, import_, api, mcp)
 
 
 def register(group: click.Group) -> None:

@@ -51,6 +51,12 @@ class Settings:
     lock_timeout: float = 60.0
     author_name: str = "markmem"
     author_email: str = "markmem@localhost"
+    # Cluster mode (markmem/cluster/): set database_url and repo_path is the cluster root, holding
+    # one ordinary repo per shard (shards/NN). shards is fixed at init (None: what the cluster
+    # recorded, else 8); remote is a git URL template with {shard}, pushed to after each batch.
+    database_url: str | None = None
+    shards: int | None = None
+    remote: str | None = None
 
     def __post_init__(self) -> None:
         if self.extractor not in EXTRACTORS:
@@ -63,6 +69,10 @@ class Settings:
             raise InvalidInput(f"cache_layout must be one of {CACHE_LAYOUTS}", field="cache_layout")
         if self.max_input_bytes <= 0 or self.batch_size <= 0:
             raise InvalidInput("max_input_bytes and batch_size must be positive")
+        if self.shards is not None and not 1 <= self.shards <= 4096:
+            raise InvalidInput("shards must be between 1 and 4096", field="shards")
+        if self.remote is not None and "{shard}" not in self.remote:
+            raise InvalidInput("remote must be a git URL template containing {shard}", field="remote")
 
     def with_(self, **changes: Any) -> Settings:
         return replace(self, **changes)
@@ -84,6 +94,8 @@ class Settings:
             "MARKMEM_MASTER_KEY": "master_key",
             "MARKMEM_CACHE_LAYOUT": "cache_layout",
             "MARKMEM_CLAUSE_PARSER": "clause_parser",
+            "MARKMEM_DATABASE_URL": "database_url",
+            "MARKMEM_REMOTE": "remote",
         }
         for var, name in simple.items():
             if env.get(var):
@@ -93,6 +105,8 @@ class Settings:
             values["vector_model"] = None if model.lower() in ("", "none", "off") else model
         if env.get("MARKMEM_MAX_INPUT_BYTES"):
             values["max_input_bytes"] = int(env["MARKMEM_MAX_INPUT_BYTES"])
+        if env.get("MARKMEM_SHARDS"):
+            values["shards"] = int(env["MARKMEM_SHARDS"])
         if env.get("MARKMEM_ENCRYPTION"):
             values["encryption"] = env["MARKMEM_ENCRYPTION"].lower() in ("1", "true", "yes", "on")
         values.update({k: v for k, v in overrides.items() if v is not None})

@@ -37,14 +37,21 @@ class Memory:
         if "pii_policy" in overrides:
             overrides["pii_policy"] = parse_policy(overrides["pii_policy"])
         self.settings = base.with_(repo_path=Path(repo_path), **overrides)
-        self._ctx: Context = build_context(self.settings)
-        self.root = self._ctx.root
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._worker_error: BaseException | None = None
         self._worker: threading.Thread | None = None
         self._compile_lock = threading.Lock()  # one batch at a time in this process; guards _unreported
         self._unreported: list[CompileReport] = []  # compiled since the last flush() returned
+        self._cluster: Any = None
+        if self.settings.database_url:  # cluster mode: PostgreSQL intake + index, sharded repos
+            from .cluster.backend import ClusterBackend
+
+            self._cluster = ClusterBackend(self.settings)
+            self.root = self._cluster.root
+            return
+        self._ctx: Context = build_context(self.settings)
+        self.root = self._ctx.root
         pipeline.recover(self._ctx)
         sync_cache(self._ctx)  # a recovery commit changed pages the cache has not seen yet
         if self.settings.background:
@@ -55,6 +62,9 @@ class Memory:
 
     # -- lifecycle ------------------------------------------------------------------
     def close(self) -> None:
+        if self._cluster is not None:
+            self._cluster.close()
+            return
         self._stop.set()
         self._wake.set()
         if self._worker is not None:
@@ -92,6 +102,9 @@ class Memory:
     def add(self, messages: Any, user_id: str, agent_id: str | None = None, run_id: str | None = None,
             metadata: dict[str, Any] | None = None, occurred_at: Any = None) -> AddResult:
         """Gate and durably store input; compilation happens in the background (see flush)."""
+        if self._cluster is not None:
+            return self._cluster.add(messages, user_id, agent_id=agent_id, run_id=run_id,  # type: ignore[no-any-return]
+                                     metadata=metadata, occurred_at=occurred_at)
         result = pipeline.accept(self._ctx, messages, user_id, agent_id=agent_id, run_id=run_id,
                                  metadata=metadata, occurred_at=occurred_at)
         self._wake.set()
@@ -101,6 +114,8 @@ class Memory:
         """Compile everything queued (by any process); return the reports of every batch this Memory
         compiled since the previous flush() returned, including those the background worker
         compiled first (a batch it is compiling when flush() is called is waited for)."""
+        if self._cluster is not None:
+            return self._cluster.flush()  # type: ignore[no-any-return]
         while self._compile_one():
             pass
         with self._compile_lock:
@@ -115,6 +130,14 @@ class Memory:
                 self._unreported.append(report)
                 del self._unreported[:-UNREPORTED_MAX]  # a server that never flushes keeps the newest
         return report is not None
+
+    def worker(self, once: bool = False, shards: Any = None, stop: threading.Event | None = None
+               ) -> list[CompileReport]:
+        """Cluster mode: compile shards' intake (any shard whose lease is free, or only ``shards``)
+        until ``stop`` is set; ``once``: until no intake is left that this worker could take."""
+        if self._cluster is None:
+            raise _bad("worker needs cluster mode (database_url / MARKMEM_DATABASE_URL)")
+        return self._cluster.work(once, shards, stop)  # type: ignore[no-any-return]
 
     # -- read -----------------------------------------------------------------------
     def search(self, query: str, user_id: str, top_k: int = 5, as_of: Any = None, known_at: Any = None,
@@ -134,6 +157,10 @@ class Memory:
 
         t_valid = None if as_of is None else parse_time(as_of, field="as_of")
         t_known = None if known_at is None else parse_time(known_at, field="known_at")
+        if self._cluster is not None:
+            chosen_budget = None if format == "json" else (self.settings.token_budget if budget is None else budget)
+            return self._cluster.search(query, user_id, top_k, t_valid, t_known, explain,  # type: ignore[no-any-return]
+                                        chosen_budget)
         hits = searching.search(self._ctx, query, user_id, top_k, t_valid, t_known, explain)
         if format == "json":
             return hits
@@ -143,6 +170,8 @@ class Memory:
     def get(self, id: str, user_id: str | None = None) -> Page | Claim | RawEntry:
         """A page (``u/alice/profile/lives-in``), a claim (``c-...``) or a raw entry (``r-...``).
         With ``user_id``, an id owned by anyone else is NotFound (for shells scoped to one user)."""
+        if self._cluster is not None:
+            return self._cluster.get(id, None if user_id is None else validate_user_id(user_id))  # type: ignore[no-any-return]
         found = inspect.get(self._ctx, id)
         if user_id is not None and inspect.owner(self._ctx, found) != validate_user_id(user_id):
             from .errors import NotFound
@@ -151,11 +180,18 @@ class Memory:
         return found
 
     def get_all(self, user_id: str, type: str | None = None, include_archived: bool = False) -> list[Page]:
+        if self._cluster is not None:
+            return self._cluster.get_all(validate_user_id(user_id), type, include_archived)  # type: ignore[no-any-return]
         return inspect.get_all(self._ctx, validate_user_id(user_id), type, include_archived)
 
     def history(self, id: str | None = None, include_diff: bool = True, user_id: str | None = None) -> list[Any]:
         """Commits that touched a page or claim (``git log --follow``, with claim-level changes),
         newest first; or, with ``user_id``, every operation that touched that user."""
+        if self._cluster is not None:
+            if id is None and user_id is None:
+                raise _bad("history needs a page/claim id or user_id")
+            return self._cluster.history(id, include_diff,  # type: ignore[no-any-return]
+                                         None if user_id is None else validate_user_id(user_id))
         if user_id is not None:
             from .erase import audit
 
@@ -167,6 +203,8 @@ class Memory:
     def users(self, contains: str | None = None) -> list[dict[str, Any]]:
         """Every user with counts (raw entries, pages, active/closed claims, pending review) and
         last activity, sorted by id; ``contains`` filters the ids."""
+        if self._cluster is not None:
+            return self._cluster.users(contains)  # type: ignore[no-any-return]
         return inspect.users(self._ctx, contains)
 
     def review(self, user_id: str | None = None) -> list[dict[str, Any]]:
@@ -189,12 +227,17 @@ class Memory:
     def forget(self, user_id: str, mode: str = "scrub", dry_run: bool = False) -> Any:
         """Erase a user: ``scrub`` | ``rewrite`` (purge git history) | ``shred`` (delete the key).
         ``dry_run=True`` returns the ErasurePlan without changing anything."""
+        if self._cluster is not None:
+            return self._cluster.forget(validate_user_id(user_id), mode, dry_run)
         from .erase import api
 
         return api.forget(self._ctx, validate_user_id(user_id), mode, dry_run)
 
     def verify_erasure(self, user_id: str) -> Any:
-        """Scan every git object (loose, packed, any ref, reflog, stash) for the user's content."""
+        """Scan every git object (loose, packed, any ref, reflog, stash) for the user's content
+        (in cluster mode: in the user's shard repo, and PostgreSQL's markmem tables too)."""
+        if self._cluster is not None:
+            return self._cluster.verify_erasure(user_id)
         from .erase import api
 
         return api.verify(self._ctx, validate_user_id(user_id))
@@ -256,7 +299,10 @@ class Memory:
 
     # -- maintenance ----------------------------------------------------------------
     def reindex(self, progress: Progress | None = None) -> RebuildReport:
-        """Rebuild the SQLite cache from the repo (markdown and raw logs are the truth)."""
+        """Rebuild the SQLite cache from the repo (markdown and raw logs are the truth); in cluster
+        mode every shard's cache and the PostgreSQL index, from the shard repos."""
+        if self._cluster is not None:
+            return self._cluster.reindex(progress)  # type: ignore[no-any-return]
         with self._ctx.write_lock.held():
             report = rebuild(self.root, self._ctx.cache, self._ctx.codec, progress)
             head = self._ctx.git.head()
@@ -265,15 +311,26 @@ class Memory:
         return report
 
     def doctor(self) -> dict[str, Any]:
+        if self._cluster is not None:
+            return self._cluster.doctor()  # type: ignore[no-any-return]
         return inspect.doctor(self._ctx, self._worker_error)
 
     def stats(self) -> dict[str, Any]:
+        if self._cluster is not None:
+            return self._cluster.stats()  # type: ignore[no-any-return]
         return inspect.stats(self._ctx)
 
     @property
     def context(self) -> Context:
         """The open repo's parts, for the erase/lifecycle layers and tests."""
+        if self._cluster is not None:
+            raise _bad("a cluster has one repo per shard; open shards/NN as a Memory for repo-level work")
         return self._ctx
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "_ctx":  # cluster mode: only the methods above are delegated; the rest say so
+            raise _bad("not available in cluster mode: open the user's shard repo (shards/NN) for this")
+        raise AttributeError(name)
 
 
 def _bad(message: str) -> MarkmemError:

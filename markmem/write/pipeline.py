@@ -45,6 +45,25 @@ def accept(
 ) -> AddResult:
     """Gate, then append durably. Returns only after the raw bytes are fsynced. ``edit_of`` is for
     ``edit.update`` alone: the held edit's target, kept under the metadata key callers may not use."""
+    entries, result = prepare(ctx, messages, user_id, agent_id=agent_id, run_id=run_id, metadata=metadata,
+                              occurred_at=occurred_at, edit_of=edit_of)
+    store(ctx, entries)
+    return result
+
+
+def prepare(
+    ctx: Context,
+    messages: object,
+    user_id: str,
+    *,
+    agent_id: str | None = None,
+    run_id: str | None = None,
+    metadata: dict[str, Any] | None = None,
+    occurred_at: object = None,
+    edit_of: dict[str, Any] | None = None,
+) -> tuple[list[RawEntry], AddResult]:
+    """Validate and gate input into raw entries (ids assigned), writing nothing. accept() stores
+    them in the repo; a cluster replica commits them to PostgreSQL's intake instead."""
     validate_user_id(user_id)
     if isinstance(metadata, dict) and EDIT_KEY in metadata:
         raise InvalidInput(f"metadata key {EDIT_KEY!r} is reserved for markmem", field="metadata")
@@ -69,15 +88,7 @@ def accept(
         )
         for t, g in zip(turns, gated, strict=True)
     ]
-    with ctx.append_lock.held():
-        located = raw.append(ctx.root, entries, ctx.codec)
-        by_id = {loc.raw_id: loc.path for loc in located}
-        entries = [_with_path(e, by_id[e.id]) for e in entries]
-        # The cache row goes in before the queue row: a worker that compiles the entry the
-        # moment it is queued must find the row to mark compiled (read-your-writes, too).
-        ctx.cache.upsert_raw(entries)
-        ctx.queue.enqueue(located)
-    return AddResult(
+    return entries, AddResult(
         ids=tuple(e.id for e in entries),
         user_id=user_id,
         pii=tuple(sorted({x for e in entries for x in e.pii})),
@@ -86,6 +97,30 @@ def accept(
         skipped=normal.skipped,
         replaced=tuple(e.id for e, t in zip(entries, turns, strict=True) if t.replaced),
     )
+
+
+def store(ctx: Context, entries: Sequence[RawEntry]) -> list[RawEntry]:
+    """Append gated entries (one user, or several) to raw/ (fsynced), then cache and queue rows."""
+    if not entries:
+        return []
+    with ctx.append_lock.held():
+        located: list[raw.Located] = []
+        for group in _by_user(entries):
+            located += raw.append(ctx.root, group, ctx.codec)
+        by_id = {loc.raw_id: loc.path for loc in located}
+        out = [_with_path(e, by_id[e.id]) for e in entries]
+        # The cache row goes in before the queue row: a worker that compiles the entry the
+        # moment it is queued must find the row to mark compiled (read-your-writes, too).
+        ctx.cache.upsert_raw(out)
+        ctx.queue.enqueue(located)
+    return out
+
+
+def _by_user(entries: Sequence[RawEntry]) -> list[list[RawEntry]]:
+    groups: dict[str, list[RawEntry]] = {}
+    for e in entries:
+        groups.setdefault(e.user_id, []).append(e)
+    return list(groups.values())
 
 
 def _with_path(e: RawEntry, path: str) -> RawEntry:

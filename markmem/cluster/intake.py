@@ -1,0 +1,79 @@
+"""The durable intake in PostgreSQL: gated raw entries waiting for their shard's compile worker.
+
+A row's ``id`` is the raw entry's id, so the worker that compiles it (or takes over after a
+crash) can tell an entry already in the shard's raw files from one that is not. Rows are deleted
+once their batch is committed: the intake holds only what git does not yet have.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from ..model import RawEntry
+from ..store.raw import entry_from_json
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS markmem_cluster (
+  key text PRIMARY KEY,
+  value text NOT NULL
+);
+CREATE TABLE IF NOT EXISTS markmem_intake (
+  seq bigserial PRIMARY KEY,
+  id text NOT NULL UNIQUE,
+  shard integer NOT NULL,
+  user_id text NOT NULL,
+  entry jsonb NOT NULL,
+  added_at timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+CREATE INDEX IF NOT EXISTS markmem_intake_shard ON markmem_intake (shard, seq);
+CREATE INDEX IF NOT EXISTS markmem_intake_user ON markmem_intake (user_id);
+"""
+
+
+def ensure_schema(conn: Any) -> None:
+    conn.execute(SCHEMA)
+
+
+def get_setting(conn: Any, key: str) -> str | None:
+    row = conn.execute("SELECT value FROM markmem_cluster WHERE key = %s", (key,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def set_setting(conn: Any, key: str, value: str) -> None:
+    conn.execute("INSERT INTO markmem_cluster (key, value) VALUES (%s, %s) "
+                 "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value", (key, value))
+
+
+def insert(conn: Any, shard: int, entries: Sequence[RawEntry]) -> None:
+    """In the caller's transaction."""
+    rows = [(e.id, shard, e.user_id, json.dumps(e.to_json(), ensure_ascii=False)) for e in entries]
+    with conn.cursor() as cur:
+        cur.executemany("INSERT INTO markmem_intake (id, shard, user_id, entry) VALUES (%s, %s, %s, %s::jsonb)", rows)
+
+
+def take(conn: Any, shard: int, limit: int) -> list[RawEntry]:
+    """The shard's oldest rows, in arrival order (the caller holds the shard's lease)."""
+    cur = conn.execute("SELECT entry FROM markmem_intake WHERE shard = %s ORDER BY seq LIMIT %s", (shard, limit))
+    return [entry_from_json(row[0], "") for row in cur.fetchall()]
+
+
+def done(conn: Any, ids: Sequence[str]) -> int:
+    """In the caller's transaction."""
+    return int(conn.execute("DELETE FROM markmem_intake WHERE id = ANY(%s)", (list(ids),)).rowcount)
+
+
+def pending_shards(conn: Any) -> dict[int, int]:
+    cur = conn.execute("SELECT shard, count(*) FROM markmem_intake GROUP BY shard")
+    return {int(s): int(n) for s, n in cur.fetchall()}
+
+
+def get(conn: Any, raw_id: str) -> RawEntry | None:
+    row = conn.execute("SELECT entry FROM markmem_intake WHERE id = %s", (raw_id,)).fetchone()
+    return None if row is None else entry_from_json(row[0], "")
+
+
+def drop_user(conn: Any, user_id: str) -> int:
+    """In the caller's transaction."""
+    return int(conn.execute("DELETE FROM markmem_intake WHERE user_id = %s", (user_id,)).rowcount)

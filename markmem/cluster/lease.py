@@ -1,0 +1,58 @@
+"""A shard's lease: a PostgreSQL session advisory lock on a connection of its own.
+
+Whoever holds it is the shard's only writer (compile, forget). A worker that dies (kill -9, a
+lost machine) drops its connection and PostgreSQL releases the lock, so another worker takes
+the shard over; what the dead one left half done is finished by ``pipeline.recover`` and by
+skipping intake ids already in the shard's raw files (worker.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from ..errors import LockTimeout
+
+LEASE_CLASS = 0x6D6D  # first key of the two-int advisory lock; the second is the shard
+
+
+class Leases:
+    def __init__(self, url: str) -> None:
+        import psycopg
+
+        self._conn = psycopg.connect(url, autocommit=True)
+
+    def try_take(self, shard: int) -> bool:
+        row = self._conn.execute("SELECT pg_try_advisory_lock(%s, %s)", (LEASE_CLASS, shard)).fetchone()
+        return row is not None and bool(row[0])
+
+    def release(self, shard: int) -> None:
+        self._conn.execute("SELECT pg_advisory_unlock(%s, %s)", (LEASE_CLASS, shard))
+
+    @contextmanager
+    def held(self, shard: int, timeout: float) -> Iterator[None]:
+        """Wait up to ``timeout`` seconds for the lease (forget uses this; workers try_take)."""
+        import psycopg
+
+        try:
+            self._conn.execute(f"SET lock_timeout = '{int(timeout * 1000)}ms'")
+            self._conn.execute("SELECT pg_advisory_lock(%s, %s)", (LEASE_CLASS, shard))
+        except psycopg.errors.LockNotAvailable:
+            raise LockTimeout(f"shard {shard:02d}: its lease was held elsewhere for over {timeout:g}s") from None
+        finally:
+            self._conn.execute("SET lock_timeout = 0")
+        try:
+            yield
+        finally:
+            self.release(shard)
+
+    def close(self) -> None:
+        self._conn.close()
+
+
+def holders(conn: Any) -> list[int]:
+    """Shards whose lease is held right now (for doctor and tests)."""
+    cur = conn.execute("SELECT objid FROM pg_locks WHERE locktype = 'advisory' AND classid = %s AND granted",
+                       (LEASE_CLASS,))
+    return sorted(int(r[0]) for r in cur.fetchall())

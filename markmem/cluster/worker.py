@@ -1,0 +1,115 @@
+"""The compile worker: drains a shard's intake into its repo, one commit per batch.
+
+Per shard, under its lease: recover what a dead holder left (``pipeline.recover``) -> take the
+oldest intake rows -> append those whose ids are not yet in the shard's raw files -> compile
+(``pipeline.compile_batch``: ONE commit) -> delete the intake rows and sync the derived index in
+one transaction -> push to the shard's remote. A crash at any point loses nothing and compiles
+nothing twice: ids found in raw/ are not appended again, and claim ids are idempotent.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..context import Context
+from ..model import CompileReport, RawEntry
+from ..store import raw
+from ..write import pipeline
+from . import index_port, intake
+from .lease import Leases
+from .shards import ShardSet
+
+log = logging.getLogger("markmem")
+
+
+class Worker:
+    """Compiles any shard with pending intake whose lease it can take (``only``: these shards)."""
+
+    def __init__(self, shards: ShardSet, url: str, only: Iterable[int] | None = None) -> None:
+        import psycopg
+
+        self.shards = shards
+        self.only = None if only is None else sorted(set(only))
+        self.leases = Leases(url)
+        self.conn = psycopg.connect(url, autocommit=True)
+
+    def run_once(self) -> list[CompileReport]:
+        """One pass over the shards with pending intake; shards leased elsewhere are skipped."""
+        pending = [s for s in intake.pending_shards(self.conn) if self.only is None or s in self.only]
+        random.shuffle(pending)  # two workers started together do not queue on the same shard
+        reports: list[CompileReport] = []
+        for shard in pending:
+            if not self.leases.try_take(shard):
+                continue
+            try:
+                reports += compile_shard(self.conn, self.shards.ctx(shard), self.shards.remote(shard))
+            finally:
+                self.leases.release(shard)
+        return reports
+
+    def run(self, stop: threading.Event, idle: float = 0.2) -> None:
+        while not stop.is_set():
+            try:
+                if not self.run_once():
+                    stop.wait(idle)
+            except Exception:  # a git or database hiccup: logged, retried on the next pass
+                log.exception("cluster worker pass failed")
+                stop.wait(1.0)
+
+    def close(self) -> None:
+        self.leases.close()
+        self.conn.close()
+
+
+def compile_shard(conn: Any, ctx: Context, remote: str | None) -> list[CompileReport]:
+    """Drain one shard (the caller holds its lease)."""
+    shard = int(ctx.root.name)
+    pipeline.recover(ctx)  # a dead holder's written-but-uncommitted batch, raw past the checkpoint
+    reports: list[CompileReport] = []
+    while True:
+        entries = intake.take(conn, shard, ctx.settings.batch_size)
+        if entries:
+            have = present_ids(ctx, entries)
+            pipeline.store(ctx, [e for e in entries if e.id not in have])
+        while (report := pipeline.compile_batch(ctx)) is not None:
+            reports.append(report)
+        if not entries:
+            break
+        with conn.transaction():
+            intake.done(conn, [e.id for e in entries])
+            index_port.sync_users(conn, ctx.root, sorted({e.user_id for e in entries}))
+        push(ctx, remote)
+    return reports
+
+
+def present_ids(ctx: Context, entries: Sequence[RawEntry]) -> set[str]:
+    """Ids of ``entries`` already in the shard's raw files (a dead worker appended them).
+
+    An entry is filed under its recorded_at day, so only that day's segments are read."""
+    days = {(e.user_id, e.recorded_at[:10]) for e in entries}
+    found: set[str] = set()
+    for uid, day in days:
+        folder = ctx.root / raw.raw_path(uid, day + "T", 0)
+        for path in sorted(folder.parent.glob(folder.stem + "*.jsonl")):
+            rel = path.relative_to(ctx.root).as_posix()
+            found.update(e.id for e, _s, _e in raw.read_range(ctx.root, rel, 0, None, ctx.codec, uid))
+    return found
+
+
+def push(ctx: Context, remote: str | None, *, force: bool = False) -> None:
+    """Replicate the shard's branch to its remote (a local path is created as a bare repo)."""
+    if remote is None:
+        return
+    if "://" not in remote and ":" not in remote.split("/")[0]:
+        bare = Path(remote)
+        if not bare.exists():
+            bare.parent.mkdir(parents=True, exist_ok=True)
+            ctx.git.run("init", "--quiet", "--bare", str(bare))
+    branch = ctx.git.run("symbolic-ref", "--short", "HEAD").strip() or "main"
+    args = ["push", "--quiet"] + (["--force"] if force else []) + [remote, f"HEAD:refs/heads/{branch}"]
+    ctx.git.run(*args)
