@@ -12,6 +12,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from markmem import Memory  # noqa: E402
+from tests.cluster_fixtures import database_url, pg_server  # noqa: E402,F401  (a real PostgreSQL, for cluster tests)
 
 
 @pytest.fixture

@@ -105,11 +105,11 @@ def push(ctx: Context, remote: str | None, *, force: bool = False) -> None:
     """Replicate the shard's branch to its remote (a local path is created as a bare repo)."""
     if remote is None:
         return
+    branch = ctx.git.run("symbolic-ref", "--short", "HEAD").strip() or "main"
     if "://" not in remote and ":" not in remote.split("/")[0]:
         bare = Path(remote)
         if not bare.exists():
             bare.parent.mkdir(parents=True, exist_ok=True)
-            ctx.git.run("init", "--quiet", "--bare", str(bare))
-    branch = ctx.git.run("symbolic-ref", "--short", "HEAD").strip() or "main"
+            ctx.git.run("init", "--quiet", "--bare", f"--initial-branch={branch}", str(bare))
     args = ["push", "--quiet"] + (["--force"] if force else []) + [remote, f"HEAD:refs/heads/{branch}"]
     ctx.git.run(*args)
