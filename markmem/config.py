@@ -105,6 +105,8 @@ class Settings:
             values["vector_model"] = None if model.lower() in ("", "none", "off") else model
         if env.get("MARKMEM_MAX_INPUT_BYTES"):
             values["max_input_bytes"] = int(env["MARKMEM_MAX_INPUT_BYTES"])
+        if env.get("MARKMEM_BACKGROUND"):  # a cluster replica that leaves compiling to `markmem worker`: 0
+            values["background"] = env["MARKMEM_BACKGROUND"].lower() in ("1", "true", "yes", "on")
         if env.get("MARKMEM_SHARDS"):
             values["shards"] = int(env["MARKMEM_SHARDS"])
         if env.get("MARKMEM_ENCRYPTION"):

