@@ -23,6 +23,7 @@ import shutil
 import tempfile
 import threading
 import time
+import weakref
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -39,12 +40,17 @@ MAX_COPIES = 4096  # users whose copies are kept per process
 MAX_OPEN = 48  # copies with open SQLite connections
 SWEEP_SECONDS = 10.0
 _STRIPES = 64  # searches of one user in one process take turns (a copy is updated in place)
+PUSH_AT = 32  # vectors embedded in a copy are written back to PostgreSQL this many at a time
 
 Gen = tuple[int, int, int, int, int]  # born, rev, added, touch, claims_rev
-_GEN = ("SELECT (SELECT value FROM mm_meta WHERE key = 'epoch'), g.born, g.rev, g.added, g.touch, g.claims_rev "
-        "FROM (SELECT 1) AS one LEFT JOIN mm_user_gen g ON g.user_id = %s")
+_T_COLS = "t.id, t.seq, " + ", ".join(f"t.{c}" for c in sync.TURN_COLS)
+# the generation row and the turns past the copy's seq, in one round trip
+_GEN = ("SELECT (SELECT value FROM mm_meta WHERE key = 'epoch'), g.born, g.rev, g.added, g.touch, g.claims_rev, "
+        f"{_T_COLS} FROM (SELECT 1) AS one LEFT JOIN mm_user_gen g ON g.user_id = %s "
+        "LEFT JOIN mm_turns t ON t.user_id = g.user_id AND t.seq > %s ORDER BY t.seq")
+_NONE = 2**62  # a seq past every turn
 _TURNS = "SELECT id, seq, " + ", ".join(sync.TURN_COLS) + " FROM mm_turns WHERE user_id = %s"
-_VECS = "SELECT kind, id, user_id, model, hash, vec::text FROM mm_vectors WHERE user_id = %s"
+_VECS = "SELECT kind, id, user_id, model, hash, vec FROM mm_vectors WHERE user_id = %s"  # binary: _vectors()
 _VEC_SQL = "INSERT OR REPLACE INTO vectors(kind, id, user_id, model, hash, vec) VALUES (?,?,?,?,?,?)"
 
 
@@ -65,19 +71,19 @@ class Copy:
 class Store:
     """The copies of one database (by its ``mm_meta`` epoch), in one temporary folder."""
 
-    def __init__(self) -> None:
+    def __init__(self, epoch: str) -> None:
+        self.epoch = epoch
         self.folder = Path(tempfile.mkdtemp(prefix="markmem-pgindex-"))
         atexit.register(shutil.rmtree, self.folder, True)
         self.copies: OrderedDict[str, Copy] = OrderedDict()
         self.lock = threading.Lock()
-        self.stripes = [threading.Lock() for _ in range(_STRIPES)]
         self.names = itertools.count(1)
         self.swept = time.monotonic()
         self.empty = Cache(self.folder / "empty.db")
         self.empty.create()
 
     def stripe(self, user_id: str) -> threading.Lock:
-        return self.stripes[hash(user_id) % _STRIPES]
+        return _stripe(user_id)
 
     def keep(self, user_id: str, copy: Copy) -> None:
         """Remember a copy as the most recent; let the oldest go past the limits (never one whose
@@ -146,34 +152,50 @@ def _store(epoch: str) -> Store:
     with _STORES_LOCK:
         store = _STORES.get(epoch)
         if store is None:
-            store = _STORES[epoch] = Store()
+            store = _STORES[epoch] = Store(epoch)
         return store
+
+
+_LOCKS = [threading.Lock() for _ in range(_STRIPES)]
+_EPOCHS: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()  # connection -> its database's epoch
+
+
+def _stripe(user_id: str) -> threading.Lock:
+    return _LOCKS[hash(user_id) % _STRIPES]
 
 
 @contextmanager
 def opened(conn: Any, user_id: str) -> Iterator[tuple[Cache, Copy | None, Store]]:
     """The user's up-to-date copy (the empty cache for a user with no rows), held for one search."""
-    epoch, *gen = conn.execute(_GEN, (user_id,)).fetchone()
-    store = _store(str(epoch))
-    if time.monotonic() - store.swept > SWEEP_SECONDS:
+    store = _STORES.get(_EPOCHS.get(conn, ""))
+    if store is not None and time.monotonic() - store.swept > SWEEP_SECONDS:
         store.sweep(conn)
-    with store.stripe(user_id):
-        if gen[0] is None:
+    with _stripe(user_id):
+        copy = store.copies.get(user_id) if store is not None else None
+        rows = conn.execute(_GEN, (user_id, _NONE if copy is None else copy.seq)).fetchall()
+        epoch = str(rows[0][0])
+        fetched: list[Any] | None = [r[6:] for r in rows if r[6] is not None]
+        if store is None or store.epoch != epoch:  # this connection's first search (or another database)
+            _EPOCHS[conn] = epoch
+            store, fetched = _store(epoch), None
+        if rows[0][1] is None:
             store.drop(user_id)
             yield store.empty, None, store
             return
-        copy = refresh(conn, store, user_id, tuple(int(v) for v in gen))  # type: ignore[arg-type]
+        gen = tuple(int(v) for v in rows[0][1:6])
+        copy = refresh(conn, store, user_id, gen, fetched)  # type: ignore[arg-type]
         yield copy.open(), copy, store
 
 
-def refresh(conn: Any, store: Store, user_id: str, gen: Gen) -> Copy:
-    """The user's copy brought to ``gen`` (call under the user's stripe)."""
+def refresh(conn: Any, store: Store, user_id: str, gen: Gen, fetched: list[Any] | None = None) -> Copy:
+    """The user's copy brought to ``gen`` (call under the user's stripe); ``fetched``: the turns
+    past the copy's seq, when the caller has read them."""
     with store.lock:
         copy = store.copies.get(user_id)
     if copy is not None and copy.gen[:2] == gen[:2]:
         cache = copy.open()
-        if copy.gen[2] != gen[2]:
-            _new_turns(conn, cache, copy, user_id)
+        if copy.gen[2] != gen[2] or fetched:
+            _new_turns(conn, cache, copy, user_id, fetched)
         ok = copy.gen[3] == gen[3] or _touched(conn, cache, copy, user_id)
         if ok:
             if copy.gen[4] != gen[4]:
@@ -196,36 +218,40 @@ def _build(conn: Any, store: Store, user_id: str, gen: Gen) -> Copy:
     pages = conn.execute(f"SELECT {sync.PAGE_COLS} FROM mm_pages WHERE user_id = %s", (user_id,)).fetchall()
     claims = conn.execute(f"SELECT {sync.CLAIM_COLS} FROM mm_claims WHERE user_id = %s ORDER BY pos",
                           (user_id,)).fetchall()
-    vecs = conn.execute(_VECS, (user_id,)).fetchall()
+    vecs = _vectors(conn, _VECS, (user_id,))
     with cache.tx() as db:
         db.executemany(_RAW_SQL, [_raw_row(sync.entry_of(user_id, r[0], r[2:]), r[13]) for r in turns])
         cache.link_all()
         db.executemany(_PAGE_SQL, pages)
         db.executemany(_CLAIM_SQL, claims)
-        db.executemany(_VEC_SQL, [(*v[:5], sync.vec_of(v[5])) for v in vecs])
+        db.executemany(_VEC_SQL, [(*v[:5], sync.vec_blob(v[5])) for v in vecs])
     cache.finish_bulk()
     copy.seq = max((int(r[1]) for r in turns), default=0)
     copy.vec_pushed = _top_vector(cache)
     return copy
 
 
+def _vectors(conn: Any, sql: str, params: tuple[Any, ...]) -> list[Any]:
+    """Vector rows in binary form (pgvector's: a 4-byte header, then big-endian float32s)."""
+    with conn.cursor(binary=True) as cur:
+        return cur.execute(sql, params).fetchall()
+
+
 def _top_vector(cache: Cache) -> int:
     return int(cache.db.execute("SELECT coalesce(max(rowid), 0) FROM vectors").fetchone()[0])
 
 
-def _new_turns(conn: Any, cache: Cache, copy: Copy, user_id: str) -> None:
-    """Turns added since the copy's ``seq``, written as ``add()`` writes them to a SQLite cache."""
-    rows = conn.execute(_TURNS + " AND seq > %s ORDER BY seq", (user_id, copy.seq)).fetchall()
+def _new_turns(conn: Any, cache: Cache, copy: Copy, user_id: str, fetched: list[Any] | None) -> None:
+    """Turns added since the copy's ``seq``, written as ``add()`` writes them to a SQLite cache
+    (their vectors are embedded by the next search, as a SQLite cache's are)."""
+    rows = fetched if fetched is not None else conn.execute(
+        _TURNS + " AND seq > %s ORDER BY seq", (user_id, copy.seq)).fetchall()
     if not rows:
         return
-    ids = [r[0] for r in rows]
-    vecs = conn.execute(_VECS + " AND kind = 'turn' AND id = ANY(%s)", (user_id, ids)).fetchall()
-    with cache.tx() as db:
+    with cache.tx():
         cache.upsert_raw([sync.entry_of(user_id, r[0], r[2:]) for r in rows])
         cache.mark_compiled([(user_id, r[0]) for r in rows if r[13]])
-        db.executemany(_VEC_SQL, [(*v[:5], sync.vec_of(v[5])) for v in vecs])
     copy.seq = max(int(r[1]) for r in rows)
-    copy.vec_pushed = _top_vector(cache)
 
 
 _INDEXED = ("role", "speaker", "agent_id", "run_id", "content", "body", "occurred_at", "recorded_at", "valid_at",
@@ -260,21 +286,22 @@ def _claims(conn: Any, cache: Cache, user_id: str) -> None:
     pages = conn.execute(f"SELECT {sync.PAGE_COLS} FROM mm_pages WHERE user_id = %s", (user_id,)).fetchall()
     claims = conn.execute(f"SELECT {sync.CLAIM_COLS} FROM mm_claims WHERE user_id = %s ORDER BY pos",
                           (user_id,)).fetchall()
-    vecs = conn.execute(_VECS + " AND kind = 'claim'", (user_id,)).fetchall()
+    vecs = _vectors(conn, _VECS + " AND kind = 'claim'", (user_id,))
     with cache.tx() as db:
         db.execute("DELETE FROM claims WHERE user_id = ?", (user_id,))
         db.execute("DELETE FROM pages WHERE user_id = ?", (user_id,))
         db.execute("DELETE FROM vectors WHERE kind = 'claim'")
         db.executemany(_PAGE_SQL, pages)
         db.executemany(_CLAIM_SQL, claims)
-        db.executemany(_VEC_SQL, [(*v[:5], sync.vec_of(v[5])) for v in vecs])
+        db.executemany(_VEC_SQL, [(*v[:5], sync.vec_blob(v[5])) for v in vecs])
 
 
-def push_vectors(conn: Any, cache: Cache, copy: Copy, user_id: str) -> int:
-    """Write back the vectors the read path embedded in the copy (so no replica embeds them again)."""
+def push_vectors(conn: Any, cache: Cache, copy: Copy, user_id: str, at_least: int = PUSH_AT) -> int:
+    """Write back the vectors the read path embedded in the copy, once ``at_least`` are waiting
+    (so replicas seldom embed a unit again; one that is lost with a copy is embedded again)."""
     rows = cache.db.execute("SELECT rowid, kind, id, model, hash, vec FROM vectors WHERE rowid > ? ORDER BY rowid",
                             (copy.vec_pushed,)).fetchall()
-    if not rows:
+    if not rows or len(rows) < at_least:
         return 0
     sync.put_vectors(conn, user_id, copy.gen[0], [tuple(r[1:]) for r in rows])
     copy.vec_pushed = int(rows[-1][0])

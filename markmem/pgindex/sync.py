@@ -64,20 +64,32 @@ def _lock_user(conn: Any, user_id: str) -> tuple[int, int, int, int, int]:
 def add_turns(conn: Any, entries: Iterable[RawEntry]) -> int:
     """Index gated raw entries (not yet compiled, not yet in a repo file) in the caller's
     transaction: a search that sees the transaction committed sees them. Returns the rows added
-    (an id indexed already is left alone)."""
+    (an id indexed already is left alone). One statement per user (``_ADD``): the user's
+    generation row is locked before the turns take their ``seq``."""
     by_user: dict[str, list[RawEntry]] = {}
     for e in entries:
         by_user.setdefault(validate_user_id(e.user_id), []).append(e)
-    added = 0
-    with conn.transaction():
-        for uid in sorted(by_user):  # one lock order: no deadlock between two multi-user adds
-            es = by_user[uid]
-            conn.execute("INSERT INTO mm_user_gen(user_id, added) VALUES (%s, %s) ON CONFLICT (user_id) "
-                         "DO UPDATE SET added = mm_user_gen.added + excluded.added", (uid, len(es)))
-            with conn.cursor() as cur:
-                cur.executemany(_INSERT_TURN, [(uid, e.id, *turn_row(e, False), False) for e in es])
-                added += max(cur.rowcount, 0)
-    return added
+    if len(by_user) > 1:
+        with conn.transaction():
+            return sum(_add(conn, uid, by_user[uid]) for uid in sorted(by_user))  # one lock order
+    return sum(_add(conn, uid, es) for uid, es in by_user.items())
+
+
+_TYPES = ("text", "text", "text", "text", "text", "text", "text", "text", "text", "text", "text", "boolean", "text")
+_ADD = (
+    "WITH g AS (INSERT INTO mm_user_gen(user_id, added) VALUES (%s, %s) ON CONFLICT (user_id) "
+    "DO UPDATE SET added = mm_user_gen.added + excluded.added RETURNING user_id) "
+    "INSERT INTO mm_turns(user_id, id, seq, " + ", ".join(TURN_COLS) + ", in_repo) "
+    "SELECT g.user_id, x.id, nextval('mm_seq'), " + ", ".join(f"x.{c}" for c in TURN_COLS) + ", false "
+    "FROM g, unnest(%s::text[], " + ", ".join(f"%s::{t}[]" for t in _TYPES) + ") WITH ORDINALITY "
+    "AS x(id, " + ", ".join(TURN_COLS) + ", n) ORDER BY x.n ON CONFLICT (user_id, id) DO NOTHING"
+)
+
+
+def _add(conn: Any, uid: str, es: list[RawEntry]) -> int:
+    rows = [turn_row(e, False) for e in es]
+    cols = [list(c) for c in zip(*rows, strict=True)]
+    return max(conn.execute(_ADD, (uid, len(es), [e.id for e in es], *cols)).rowcount, 0)
 
 
 # -- after a compile, a forget, or reindex ------------------------------------------------------
@@ -234,27 +246,27 @@ def vec_text(vec: np.ndarray) -> str:
     return "[" + ",".join(repr(float(x)) for x in vec.tolist()) + "]"
 
 
-def vec_of(text: str) -> bytes:
-    """A pgvector text value as the float32 blob the SQLite cache stores."""
-    return np.array(text[1:-1].split(","), dtype=np.float32).tobytes()
+def vec_blob(binary: bytes) -> bytes:
+    """A pgvector value in binary form as the float32 blob the SQLite cache stores."""
+    return np.frombuffer(binary, ">f4", offset=4).astype("<f4").tobytes()
 
 
 def put_vectors(conn: Any, user_id: str, born: int | None, rows: Sequence[tuple[str, str, str, str, bytes]]) -> int:
     """Store (kind, id, model, hash, float32 blob) rows of the user, unless the user was deleted
-    (``born``: the generation row they were computed for; None: any)."""
+    (``born``: the generation row they were computed for; None: any). One statement: the
+    generation row is share-locked first, so a ``delete_user`` running meanwhile deletes them."""
     if not rows:
         return 0
-    with conn.transaction():
-        got = conn.execute("SELECT born FROM mm_user_gen WHERE user_id = %s FOR SHARE", (user_id,)).fetchone()
-        if got is None or (born is not None and int(got[0]) != born):
-            return 0
-        with conn.cursor() as cur:
-            cur.executemany(
-                "INSERT INTO mm_vectors(user_id, kind, id, model, hash, vec) VALUES (%s, %s, %s, %s, %s, %s::vector) "
-                "ON CONFLICT (user_id, kind, id) DO UPDATE SET model = excluded.model, hash = excluded.hash, "
-                "vec = excluded.vec",
-                [(user_id, k, i, m, h, vec_text(np.frombuffer(v, np.float32))) for k, i, m, h, v in rows])
-    return len(rows)
+    kinds, ids, models, hashes, vecs = zip(*rows, strict=True)
+    texts = [vec_text(np.frombuffer(v, np.float32)) for v in vecs]
+    cur = conn.execute(
+        "WITH g AS (SELECT user_id FROM mm_user_gen WHERE user_id = %s AND (%s::bigint IS NULL OR born = %s) "
+        "FOR SHARE) INSERT INTO mm_vectors(user_id, kind, id, model, hash, vec) "
+        "SELECT g.user_id, x.k, x.i, x.m, x.h, x.v::vector FROM g, "
+        "unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::text[]) AS x(k, i, m, h, v) "
+        "ON CONFLICT (user_id, kind, id) DO UPDATE SET model = excluded.model, hash = excluded.hash, vec = excluded.vec",
+        (user_id, born, born, list(kinds), list(ids), list(models), list(hashes), texts))
+    return max(cur.rowcount, 0)
 
 
 def embed_missing(conn: Any, uid: str, embedder: Embedder, batch: int = 512) -> int:
