@@ -12,10 +12,11 @@ from . import edit, inspect
 from .config import Settings, parse_policy
 from .context import Context
 from .errors import EditQuarantined, MarkmemError
-from .ids import parse_time, validate_user_id
+from .ids import validate_user_id
 from .index.rebuild import Progress, RebuildReport, rebuild
 from .model import AddResult, Claim, CompileReport, Hit, Pack, Page, RawEntry
 from .read import pack as packing
+from .read import request
 from .read import search as searching
 from .setup import build_context, sync_cache
 from .write import pipeline
@@ -143,29 +144,14 @@ class Memory:
     def search(self, query: str, user_id: str, top_k: int = 5, as_of: Any = None, known_at: Any = None,
                format: str = "json", explain: bool = False, budget: int | None = None) -> list[Hit] | Pack:
         """Hybrid search within one user. ``format="context"`` returns a token-budgeted Pack."""
-        validate_user_id(user_id)
-        if not isinstance(query, str):
-            raise _bad("query must be text")
-        if format not in ("json", "context"):
-            raise _bad('format must be "json" or "context"')
-        if not isinstance(top_k, int) or isinstance(top_k, bool) or not 1 <= top_k <= 1000:
-            raise _bad("top_k must be an integer between 1 and 1000")
-        if budget is not None and (not isinstance(budget, int) or isinstance(budget, bool)
-                                   or not 1 <= budget <= 100_000):
-            raise _bad("budget must be an integer between 1 and 100000 tokens")
-        query = query.encode("utf-8", "replace").decode("utf-8")  # a lone surrogate becomes '?'
-
-        t_valid = None if as_of is None else parse_time(as_of, field="as_of")
-        t_known = None if known_at is None else parse_time(known_at, field="known_at")
-        if self._cluster is not None:
-            chosen_budget = None if format == "json" else (self.settings.token_budget if budget is None else budget)
-            return self._cluster.search(query, user_id, top_k, t_valid, t_known, explain,  # type: ignore[no-any-return]
-                                        chosen_budget)
-        hits = searching.search(self._ctx, query, user_id, top_k, t_valid, t_known, explain)
-        if format == "json":
+        a = request.check(query, user_id, top_k, as_of, known_at, format, explain, budget)
+        if self._cluster is not None:  # pgindex.search takes the same arguments
+            return self._cluster.search(a)  # type: ignore[no-any-return]
+        hits = searching.search(self._ctx, a.query, user_id, a.top_k, a.as_of, a.known_at, a.explain)
+        if a.format == "json":
             return hits
-        chosen = self.settings.token_budget if budget is None else budget
-        return packing.pack(self._ctx, user_id, hits, chosen, t_valid, t_known)
+        chosen = self.settings.token_budget if a.budget is None else a.budget
+        return packing.pack(self._ctx, user_id, hits, chosen, a.as_of, a.known_at)
 
     def get(self, id: str, user_id: str | None = None) -> Page | Claim | RawEntry:
         """A page (``u/alice/profile/lives-in``), a claim (``c-...``) or a raw entry (``r-...``).

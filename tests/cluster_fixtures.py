@@ -7,14 +7,10 @@ Cluster processes (replicas, workers) are real subprocesses: ``tests/_cluster_pr
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import uuid
-import warnings
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -25,19 +21,10 @@ FAST = {"MARKMEM_PII_ENGINE": "regex", "MARKMEM_CLAUSE_PARSER": "regex", "MARKME
 
 
 @pytest.fixture(scope="session")
-def pg_server() -> Iterator[str]:
-    """The server's admin URI (unix socket in a temp folder). Run as root, pgserver starts
-    PostgreSQL as its own user, which cannot enter pytest's private tmp folders: a folder of its own."""
-    pgserver = pytest.importorskip("pgserver")
+def pg_server(pg_url: str) -> str:
+    """The session's server (tests/pg_fixture.py), shared with the pgindex tests."""
     pytest.importorskip("psycopg")
-    folder = Path(tempfile.mkdtemp(prefix="markmem-pg-"))
-    folder.chmod(0o755)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # platformdirs: no XDG_RUNTIME_DIR in CI
-        server = pgserver.get_server(str(folder / "data"), cleanup_mode="stop")
-    yield server.get_uri()
-    server.cleanup()
-    shutil.rmtree(folder, ignore_errors=True)
+    return pg_url
 
 
 @pytest.fixture

@@ -36,3 +36,6 @@ def mem(tmp_repo: Path):
 
 def git(repo: Path, *args: str) -> str:
     return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout
+
+
+from pg_fixture import pg_conn, pg_url  # noqa: E402,F401  (PostgreSQL for the cluster-mode tests)

@@ -45,21 +45,21 @@ def test_three_replicas_two_workers_lose_and_duplicate_nothing(tmp_path: Path, d
     open_cluster(root, database_url, shards=8).close()
     workers = [worker(database_url, root) for _ in range(2)]
     users = [f"u{i}" for i in range(12)]
-    replicas = [start(database_url, "replica", str(root), name, ",".join(users[i::3]), "6")
+    replicas = [start(database_url, "replica", str(root), name, ",".join(users[i::3]), "4")
                 for i, name in enumerate("abc")]
     try:
         added = []
-        for proc in replicas:  # each replica's 24 adds (phase 1) come before phase 2 is released
+        for proc in replicas:  # each replica's 16 adds (phase 1) come before phase 2 is released
             mine: list[dict] = []
-            while len(mine) < 24:
+            while len(mine) < 16:
                 row = json.loads(proc.stdout.readline())  # type: ignore[union-attr]
                 mine += [row] if "id" in row else []
             added += mine
-        assert len(added) == 3 * 4 * 6
+        assert len(added) == 3 * 4 * 4
         assert all(a["seen"] for a in added), [a for a in added if not a["seen"]][:3]  # read-your-writes
         (tmp_path / "phase2").write_text(json.dumps(added))
         summaries = [lines(p)[-1] for p in replicas]
-        assert all(s == {"checked": 72, "found": 72} for s in summaries), summaries  # every replica sees every add
+        assert all(s == {"checked": 48, "found": 48} for s in summaries), summaries  # every replica sees every add
         wait_drained(database_url)
     finally:
         for proc in replicas + workers:
@@ -93,10 +93,10 @@ def test_worker_killed_mid_batch_is_taken_over(tmp_path: Path, database_url: str
     root = tmp_path / "cluster"
     with open_cluster(root, database_url, shards=4, batch_size=50) as mem:
         ids = [mem.add(f"I moved to city number {i} and love hiking {i}", user_id=f"p{i % 20}").ids[0]
-               for i in range(400)]
+               for i in range(240)]
     first = worker(database_url, root)
     deadline = time.monotonic() + 60
-    while pending(database_url) == 400 and time.monotonic() < deadline:
+    while pending(database_url) == 240 and time.monotonic() < deadline:
         time.sleep(0.02)
     time.sleep(0.15)
     stop(first, kill=True)  # kill -9, most likely inside a batch

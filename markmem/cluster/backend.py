@@ -16,7 +16,7 @@ from ..config import Settings
 from ..errors import LockTimeout, NotFound
 from ..ids import validate_user_id
 from ..model import AddResult, Claim, CompileReport, Hit, Pack, Page, RawEntry
-from ..read import pack as packing
+from ..read.request import SearchArgs
 from ..write import pipeline
 from . import erasure, index_port, intake, layout
 from .lease import Leases, holders
@@ -105,14 +105,10 @@ class ClusterBackend:
             worker.close()
 
     # -- read ------------------------------------------------------------------------------
-    def search(self, query: str, user_id: str, top_k: int, t_valid: str | None, t_known: str | None,
-               explain: bool, budget: int | None) -> list[Hit] | Pack:
-        hits = index_port.search(self.conn(), self.settings, user_id, query, top_k=top_k, as_of=t_valid,
-                                 known_at=t_known, explain=explain)
-        if budget is None:
-            return hits
-        ctx = self.shards.ctx(self.shard_of(user_id))
-        return packing.pack(ctx, user_id, hits, budget, t_valid, t_known)
+    def search(self, a: SearchArgs) -> list[Hit] | Pack:
+        """``Memory.search``'s checked arguments, answered from the PostgreSQL index."""
+        return index_port.search(self.conn(), self.settings, a.user_id, a.query, top_k=a.top_k, as_of=a.as_of,
+                                 known_at=a.known_at, format=a.format, explain=a.explain, budget=a.budget)
 
     def get(self, ident: str, user_id: str | None) -> Page | Claim | RawEntry:
         if user_id is None and ident.startswith("u/"):
@@ -178,9 +174,7 @@ class ClusterBackend:
                 if head:
                     ctx.cache.set_meta("head", head)
             users = [u["user_id"] for u in inspect.users(ctx)]
-            conn = self.conn()
-            with conn.transaction():
-                index_port.sync_users(conn, ctx.root, users)
+            index_port.sync_users(self.conn(), ctx, users)
             total.raw += report.raw
             total.pages += report.pages
             total.claims += report.claims

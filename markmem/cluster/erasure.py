@@ -40,10 +40,12 @@ def verify(shards: ShardSet, conn: Any, shard: int, user_id: str) -> VerifyRepor
 
 
 def database_rows(conn: Any, user_id: str) -> list[tuple[str, int]]:
-    """(table, rows) for every markmem table in the current schema still holding the user's rows."""
+    """(table, rows) for every markmem table (``markmem_*``: intake; ``mm_*``: the derived index) in
+    the current schema still holding the user's rows."""
     cur = conn.execute(
         "SELECT table_name FROM information_schema.columns WHERE table_schema = current_schema() "
-        "AND column_name = 'user_id' AND table_name LIKE 'markmem%%' ORDER BY table_name")
+        "AND column_name = 'user_id' AND (table_name LIKE 'markmem%%' OR table_name LIKE 'mm\\_%%') "
+        "ORDER BY table_name")
     out = []
     for (table,) in cur.fetchall():
         n = conn.execute(f'SELECT count(*) FROM "{table}" WHERE user_id = %s', (user_id,)).fetchone()[0]

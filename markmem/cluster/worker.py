@@ -82,7 +82,7 @@ def compile_shard(conn: Any, ctx: Context, remote: str | None) -> list[CompileRe
             break
         with conn.transaction():
             intake.done(conn, [e.id for e in entries])
-            index_port.sync_users(conn, ctx.root, sorted({e.user_id for e in entries}))
+            index_port.sync_users(conn, ctx, sorted({e.user_id for e in entries}))
         push(ctx, remote)
     return reports
 

@@ -1,0 +1,289 @@
+"""Write the PostgreSQL index: turns at ``add()``, a user's files after a compile or a forget.
+
+Every function runs in the caller's connection, inside ``conn.transaction()`` (a savepoint when
+the caller has a transaction open, so an ``add_turns`` commits with the caller's intake row).
+A user's generation row is locked first (``_lock_user``): adds, syncs and deletes of one user
+take turns, and a user's turns commit in ``seq`` order.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..ids import validate_user_id
+from ..index.cache import _claim_rows, _page_row
+from ..index.text import content_hash, turn_body, turn_text
+from ..model import RawEntry
+from ..ports import Embedder
+from ..store import raw
+from ..store.codec import Codec, PlainCodec
+from ..store.pages import iter_page_files, read_page
+from ..store.repo import iter_ops
+from .schema import TABLES
+
+TURN_COLS = ("path", "role", "speaker", "agent_id", "run_id", "content", "body", "occurred_at", "recorded_at",
+             "metadata", "quarantined", "compiled", "hash")
+_INSERT_TURN = (
+    "INSERT INTO mm_turns(user_id, id, seq, " + ", ".join(TURN_COLS) + ", in_repo) VALUES "
+    "(%s, %s, nextval('mm_seq'), " + ", ".join(["%s"] * len(TURN_COLS)) + ", %s) ON CONFLICT (user_id, id) DO NOTHING"
+)
+PAGE_COLS = "id, user_id, type, path, title, body, pinned, archived, created, updated, hash"  # cache._PAGE_SQL's
+CLAIM_COLS = ("id, user_id, page_id, type, subject, predicate, value, text, body, provenance, confidence, valid_from, "
+              "valid_until, recorded_at, closed_at, supersedes, superseded_by, sources, metadata, archived, hash")
+
+
+def turn_row(e: RawEntry, compiled: bool) -> tuple[Any, ...]:
+    """A turn's ``TURN_COLS``."""
+    body = turn_body(e)
+    return (e.path, e.role, e.speaker, e.agent_id, e.run_id, e.content, body, e.occurred_at,
+            e.recorded_at, json.dumps(e.metadata or {}), e.quarantined, compiled, content_hash(body))
+
+
+def entry_of(user_id: str, ident: str, row: Sequence[Any]) -> RawEntry:
+    """The raw entry a ``TURN_COLS`` row was made from."""
+    path, role, speaker, agent_id, run_id, content, _body, occurred_at, recorded_at, meta, quarantined = row[:11]
+    return RawEntry(id=ident, user_id=user_id, role=role, content=content, recorded_at=recorded_at,
+                    occurred_at=occurred_at, speaker=speaker, agent_id=agent_id, run_id=run_id,
+                    metadata=json.loads(meta or "{}"), quarantined=quarantined, path=path)
+
+
+def _lock_user(conn: Any, user_id: str) -> tuple[int, int, int, int, int]:
+    """The user's generation row, created if need be and locked until the transaction ends."""
+    conn.execute("INSERT INTO mm_user_gen(user_id) VALUES (%s) ON CONFLICT (user_id) DO NOTHING", (user_id,))
+    row = conn.execute("SELECT born, rev, added, touch, claims_rev FROM mm_user_gen WHERE user_id = %s FOR UPDATE",
+                       (user_id,)).fetchone()
+    return tuple(int(v) for v in row)  # type: ignore[return-value]
+
+
+# -- add() ------------------------------------------------------------------------------------
+def add_turns(conn: Any, entries: Iterable[RawEntry]) -> int:
+    """Index gated raw entries (not yet compiled, not yet in a repo file) in the caller's
+    transaction: a search that sees the transaction committed sees them. Returns the rows added
+    (an id indexed already is left alone). One statement per user (``_ADD``): the user's
+    generation row is locked before the turns take their ``seq``."""
+    by_user: dict[str, list[RawEntry]] = {}
+    for e in entries:
+        by_user.setdefault(validate_user_id(e.user_id), []).append(e)
+    if len(by_user) > 1:
+        with conn.transaction():
+            return sum(_add(conn, uid, by_user[uid]) for uid in sorted(by_user))  # one lock order
+    return sum(_add(conn, uid, es) for uid, es in by_user.items())
+
+
+_TYPES = ("text", "text", "text", "text", "text", "text", "text", "text", "text", "text", "text", "boolean", "text")
+_ADD = (
+    "WITH g AS (INSERT INTO mm_user_gen(user_id, added) VALUES (%s, %s) ON CONFLICT (user_id) "
+    "DO UPDATE SET added = mm_user_gen.added + excluded.added RETURNING user_id) "
+    "INSERT INTO mm_turns(user_id, id, seq, " + ", ".join(TURN_COLS) + ", in_repo) "
+    "SELECT g.user_id, x.id, nextval('mm_seq'), " + ", ".join(f"x.{c}" for c in TURN_COLS) + ", false "
+    "FROM g, unnest(%s::text[], " + ", ".join(f"%s::{t}[]" for t in _TYPES) + ") WITH ORDINALITY "
+    "AS x(id, " + ", ".join(TURN_COLS) + ", n) ORDER BY x.n ON CONFLICT (user_id, id) DO NOTHING"
+)
+
+
+def _add(conn: Any, uid: str, es: list[RawEntry]) -> int:
+    rows = [turn_row(e, False) for e in es]
+    cols = [list(c) for c in zip(*rows, strict=True)]
+    return max(conn.execute(_ADD, (uid, len(es), [e.id for e in es], *cols)).rowcount, 0)
+
+
+# -- after a compile, a forget, or reindex ------------------------------------------------------
+def sync_users(conn: Any, repo_root: str | Path, user_ids: Iterable[str], *, codec: Codec | None = None,
+               embedder: Embedder | None = None) -> dict[str, dict[str, int]]:
+    """Bring the index up to date for these users from one shard repo's files (raw turns with
+    their checkpoint and review decisions; pages and claims). Turns still in intake (added, not
+    yet in a file) are kept. A user left with nothing is deleted. With ``embedder``, units
+    without a stored vector of that model are embedded. Returns what changed, per user."""
+    root = Path(repo_root)
+    codec = codec or PlainCodec()
+    ops = _review_ops(root)
+    out = {}
+    for uid in sorted(set(user_ids)):
+        validate_user_id(uid)
+        with conn.transaction():
+            out[uid] = _sync_one(conn, root, uid, codec, ops, embedder)
+    return out
+
+
+def users_of(repo_root: str | Path) -> list[str]:
+    """Every user with a folder in the repo (raw/ or wiki/)."""
+    root = Path(repo_root)
+    found: set[str] = set()
+    for base in (root / "raw" / "u", root / "wiki" / "u"):
+        if base.is_dir():
+            found.update(p.name for p in base.iterdir() if p.is_dir() and not p.is_symlink())
+    return sorted(found)
+
+
+def reindex(conn: Any, repo_root: str | Path, *, codec: Codec | None = None,
+            embedder: Embedder | None = None) -> dict[str, dict[str, int]]:
+    """``sync_users`` for every user of the repo."""
+    return sync_users(conn, repo_root, users_of(repo_root), codec=codec, embedder=embedder)
+
+
+def delete_user(conn: Any, user_id: str) -> dict[str, int]:
+    """Delete every row of the user (the generation row first: it serialises with adds and syncs).
+    Returns the rows deleted per table."""
+    validate_user_id(user_id)
+    counts = {}
+    with conn.transaction():
+        for table in TABLES:
+            counts[table] = conn.execute(f"DELETE FROM {table} WHERE user_id = %s", (user_id,)).rowcount
+    return counts
+
+
+def _review_ops(root: Path) -> dict[str, str | None]:
+    """raw id -> its quarantine after the review decisions (``index.rebuild.apply_review_ops``)."""
+    return {str(op["raw_id"]): op["quarantine"] for op in iter_ops(root)
+            if op.get("op") == "review" and "quarantine" in op and op.get("raw_id")}
+
+
+def _file_turns(root: Path, uid: str, codec: Codec, ops: dict[str, str | None]) -> list[tuple[str, tuple[Any, ...]]]:
+    """(id, ``TURN_COLS``) of the user's raw files, in file order (``index.rebuild``'s)."""
+    out = []
+    cp = raw.read_checkpoint(root, uid)
+    for _uid, rel in raw.iter_files(root, uid):
+        upto = cp.get(rel, 0)
+        try:
+            for e, _start, end in raw.read_range(root, rel, 0, None, codec, uid):
+                row = turn_row(e, end <= upto)
+                if e.id in ops:
+                    row = (*row[:10], ops[e.id], *row[11:])
+                out.append((e.id, row))
+        except OSError:  # a symlink or an unreadable file: doctor's concern, as in rebuild
+            continue
+    return out
+
+
+def _sync_one(conn: Any, root: Path, uid: str, codec: Codec, ops: dict[str, str | None],
+              embedder: Embedder | None) -> dict[str, int]:
+    _lock_user(conn, uid)
+    files = _file_turns(root, uid, codec, ops)
+    have = {r[0]: (tuple(r[1:14]), r[14]) for r in conn.execute(
+        "SELECT id, " + ", ".join(TURN_COLS) + ", in_repo FROM mm_turns WHERE user_id = %s", (uid,))}
+    in_files = {i for i, _ in files}
+    gone = [i for i, (_row, in_repo) in have.items() if in_repo and i not in in_files]
+    new = [(i, row) for i, row in files if i not in have]
+    changed = [(i, row) for i, row in files if i in have and (have[i][0] != row or not have[i][1])]
+    stats = {"deleted": len(gone), "added": len(new), "changed": len(changed)}
+    with conn.cursor() as cur:
+        if gone:
+            cur.execute("DELETE FROM mm_turns WHERE user_id = %s AND id = ANY(%s)", (uid, gone))
+        if new:
+            cur.executemany(_INSERT_TURN, [(uid, i, *row, True) for i, row in new])
+        if changed:
+            touch = _touch_next(conn, uid)
+            sets = ", ".join(f"{c} = %s" for c in TURN_COLS)
+            cur.executemany(f"UPDATE mm_turns SET {sets}, in_repo = true, touched = %s WHERE user_id = %s AND id = %s",
+                            [(*row, touch, uid, i) for i, row in changed])
+    stats["claims"] = _sync_pages(conn, root, uid, codec)
+    if not files and not stats["claims"] and _empty(conn, uid):
+        delete_user(conn, uid)
+        return stats
+    conn.execute("UPDATE mm_user_gen SET rev = rev + %s, added = added + %s, touch = touch + %s, "
+                 "claims_rev = claims_rev + %s WHERE user_id = %s",
+                 (int(bool(gone)), len(new), int(bool(changed)), int(stats["claims"] > 0), uid))
+    _prune_vectors(conn, uid)
+    if embedder is not None:
+        stats["embedded"] = embed_missing(conn, uid, embedder)
+    return stats
+
+
+def _touch_next(conn: Any, uid: str) -> int:
+    return int(conn.execute("SELECT touch + 1 FROM mm_user_gen WHERE user_id = %s", (uid,)).fetchone()[0])
+
+
+def _empty(conn: Any, uid: str) -> bool:
+    row = conn.execute("SELECT NOT EXISTS (SELECT 1 FROM mm_turns WHERE user_id = %s) AND "
+                       "NOT EXISTS (SELECT 1 FROM mm_pages WHERE user_id = %s)", (uid, uid)).fetchone()
+    return bool(row[0])
+
+
+def _sync_pages(conn: Any, root: Path, uid: str, codec: Codec) -> int:
+    """Replace the user's pages and claims when they differ from the files; returns the claim
+    rows written (0: unchanged)."""
+    pages, claims = [], []
+    for rel in iter_page_files(root, uid):
+        try:
+            page = read_page(root, rel, codec)
+        except Exception:  # noqa: BLE001 - a malformed page is skipped, as rebuild does (doctor lists it)
+            continue
+        if page.path != rel or page.user_id != uid:
+            continue
+        pages.append(_page_row(page, content_hash(page.body)))
+        claims += _claim_rows(page)
+    old_pages = conn.execute(f"SELECT {PAGE_COLS} FROM mm_pages WHERE user_id = %s ORDER BY id", (uid,)).fetchall()
+    old_claims = conn.execute(f"SELECT {CLAIM_COLS} FROM mm_claims WHERE user_id = %s ORDER BY pos",
+                              (uid,)).fetchall()
+    if [tuple(r) for r in old_pages] == sorted(pages) and [tuple(r) for r in old_claims] == claims:
+        return 0
+    conn.execute("DELETE FROM mm_pages WHERE user_id = %s", (uid,))
+    conn.execute("DELETE FROM mm_claims WHERE user_id = %s", (uid,))
+    with conn.cursor() as cur:
+        cur.executemany(f"INSERT INTO mm_pages({PAGE_COLS}) VALUES ({', '.join(['%s'] * 11)})", pages)
+        cur.executemany(f"INSERT INTO mm_claims(pos, {CLAIM_COLS}) VALUES (%s, {', '.join(['%s'] * 21)})",
+                        [(k, *r) for k, r in enumerate(claims)])
+    return max(len(claims), 1)
+
+
+def _prune_vectors(conn: Any, uid: str) -> None:
+    """Vectors of units that are gone (or whose text changed: their hash no longer matches)."""
+    conn.execute("DELETE FROM mm_vectors v WHERE v.user_id = %s AND v.kind = 'turn' AND NOT EXISTS "
+                 "(SELECT 1 FROM mm_turns t WHERE t.user_id = v.user_id AND t.id = v.id AND t.hash = v.hash)", (uid,))
+    conn.execute("DELETE FROM mm_vectors v WHERE v.user_id = %s AND v.kind = 'claim' AND NOT EXISTS "
+                 "(SELECT 1 FROM mm_claims c WHERE c.user_id = v.user_id AND c.id = v.id AND c.hash = v.hash)",
+                 (uid,))
+
+
+# -- vectors ------------------------------------------------------------------------------------
+def vec_text(vec: np.ndarray) -> str:
+    """pgvector's text form; float32 -> shortest float64 repr -> strtof gives the same float32."""
+    return "[" + ",".join(repr(float(x)) for x in vec.tolist()) + "]"
+
+
+def vec_blob(binary: bytes) -> bytes:
+    """A pgvector value in binary form as the float32 blob the SQLite cache stores."""
+    return np.frombuffer(binary, ">f4", offset=4).astype("<f4").tobytes()
+
+
+def put_vectors(conn: Any, user_id: str, born: int | None, rows: Sequence[tuple[str, str, str, str, bytes]]) -> int:
+    """Store (kind, id, model, hash, float32 blob) rows of the user, unless the user was deleted
+    (``born``: the generation row they were computed for; None: any). One statement: the
+    generation row is share-locked first, so a ``delete_user`` running meanwhile deletes them."""
+    if not rows:
+        return 0
+    kinds, ids, models, hashes, vecs = zip(*rows, strict=True)
+    texts = [vec_text(np.frombuffer(v, np.float32)) for v in vecs]
+    cur = conn.execute(
+        "WITH g AS (SELECT user_id FROM mm_user_gen WHERE user_id = %s AND (%s::bigint IS NULL OR born = %s) "
+        "FOR SHARE) INSERT INTO mm_vectors(user_id, kind, id, model, hash, vec) "
+        "SELECT g.user_id, x.k, x.i, x.m, x.h, x.v::vector FROM g, "
+        "unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::text[]) AS x(k, i, m, h, v) "
+        "ON CONFLICT (user_id, kind, id) DO UPDATE SET model = excluded.model, hash = excluded.hash, vec = excluded.vec",
+        (user_id, born, born, list(kinds), list(ids), list(models), list(hashes), texts))
+    return max(cur.rowcount, 0)
+
+
+def embed_missing(conn: Any, uid: str, embedder: Embedder, batch: int = 512) -> int:
+    """Embed the user's live units that have no vector of this model for their current text
+    (the texts ``index.vectors`` embeds, with the same hashes)."""
+    todo = conn.execute(
+        "SELECT 'turn', t.id, t.content, t.speaker, t.hash FROM mm_turns t LEFT JOIN mm_vectors v ON "
+        "v.user_id = t.user_id AND v.kind = 'turn' AND v.id = t.id WHERE t.user_id = %s AND t.quarantined IS NULL "
+        "AND (v.id IS NULL OR v.model <> %s OR v.hash <> t.hash) "
+        "UNION ALL SELECT 'claim', c.id, c.text, NULL, c.hash FROM mm_claims c LEFT JOIN mm_vectors v ON "
+        "v.user_id = c.user_id AND v.kind = 'claim' AND v.id = c.id WHERE c.user_id = %s AND c.archived = 0 "
+        "AND (v.id IS NULL OR v.model <> %s OR v.hash <> c.hash)", (uid, embedder.name, uid, embedder.name)).fetchall()
+    rows = []
+    for j in range(0, len(todo), batch):
+        part = todo[j:j + batch]
+        texts = [turn_text(c, s) if k == "turn" else c for k, _i, c, s, _h in part]
+        vecs = np.asarray(embedder.embed(texts), dtype=np.float32)
+        for (k, i, _c, _s, h), v in zip(part, vecs, strict=True):
+            rows.append((k, i, embedder.name, h, v.tobytes()))
+    return put_vectors(conn, uid, None, rows)
