@@ -70,20 +70,54 @@ def pending(url: str) -> int:
 
 
 def bench_add(tmp: Path, admin: str, n: int) -> None:
+    emb = Memory(tmp / "add-embedded", **FAST)  # type: ignore[arg-type]
+    rng = random.Random(1)
+    times = []
+    for i in range(n):
+        text, user = message(rng, i), f"u{i % 100}"
+        t = time.perf_counter()
+        emb.add(text, user_id=user)
+        times.append((time.perf_counter() - t) * 1000)
+    emb.close()
+    print(f"add, embedded backend (regex gate), same run: p50 {pct(times, 50):.2f} ms  p95 {pct(times, 95):.2f} ms")
     for gate in ("regex", "auto"):
         url = fresh_db(admin, f"add_{gate}")
         mem = cluster(tmp / f"add-{gate}", url, pii_engine=gate)
         rng = random.Random(1)
         mem.add("warm up the gate", user_id="warm")
-        times = []
+        times, split = [], []
+        backend = mem._cluster
         for i in range(n):
             text, user = message(rng, i), f"u{i % 100}"
             t = time.perf_counter()
             mem.add(text, user_id=user)
             times.append((time.perf_counter() - t) * 1000)
+            if i % 10 == 0:
+                split.append(_parts(backend, text, user))
         mem.close()
+        print("  of which: " + ", ".join(f"{k} p50 {pct([p[k] for p in split], 50):.2f} ms" for k in split[0]))
         print(f"add through PostgreSQL ({gate} gate, index {index_port.NAME}): n={n} "
               f"p50 {pct(times, 50):.2f} ms  p95 {pct(times, 95):.2f} ms")
+
+
+def _parts(backend: object, text: str, user: str) -> dict[str, float]:
+    """One add() taken apart: the gate, the intake INSERT, the index's turn rows, the COMMIT."""
+    from markmem.cluster import intake
+    from markmem.write import pipeline
+
+    b: object = backend
+    t0 = time.perf_counter()
+    entries, _ = pipeline.prepare(b.shards.any(), text, user)  # type: ignore[attr-defined]
+    t1 = time.perf_counter()
+    conn = b.conn()  # type: ignore[attr-defined]
+    with conn.transaction():
+        intake.insert(conn, b.shard_of(user), entries)  # type: ignore[attr-defined]
+        t2 = time.perf_counter()
+        index_port.add_turns(conn, entries)
+        t3 = time.perf_counter()
+    t4 = time.perf_counter()
+    ms = 1000
+    return {"gate": (t1 - t0) * ms, "intake": (t2 - t1) * ms, "index": (t3 - t2) * ms, "commit": (t4 - t3) * ms}
 
 
 def load(mem: Memory, n: int, users: int) -> None:

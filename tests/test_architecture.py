@@ -46,7 +46,7 @@ def test_the_console_only_talks_to_the_facade() -> None:
 
 
 def test_store_and_index_do_not_import_upward() -> None:
-    upward = {"memory", "write", "read", "erase", "lifecycle", "cli", "api", "mcp_server", "portability"}
+    upward = {"memory", "write", "read", "erase", "lifecycle", "cli", "api", "mcp_server", "portability", "cluster"}
     for layer in LOW:
         for path in (PKG / layer).rglob("*.py"):
             assert not imports(path) & upward, (path, imports(path) & upward)

@@ -52,7 +52,8 @@ EXTRA = {  # more cases for commands whose output differs by option
     "search (unknown user)": ("search", "Porto", "--user", "nobody"),
     "forget --dry-run": ("forget", "bob", "--dry-run"),
 }
-SERVERS = {"api", "mcp", "install", "console"}  # long-running or writing outside the repo: tested on their own
+SERVERS = {"api", "mcp", "install", "console", "worker"}  # long-running, writing outside the repo or needing
+# PostgreSQL (worker: tests/test_cluster.py): tested on their own
 
 
 def _leaves(group: click.Group, prefix: str = "") -> list[str]:
