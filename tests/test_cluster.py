@@ -208,3 +208,24 @@ def test_the_cli_runs_on_a_cluster(tmp_path: Path, database_url: str, monkeypatc
     assert json.loads(done.output) == {"batches": 1, "entries": 1}
     found = run(main, ["search", "--repo", root, "--user", "gil", "--json", "cello"])
     assert "I play the cello" in found.output
+
+
+def test_reindex_rebuilds_the_postgresql_index_from_the_shard_repos(tmp_path: Path, database_url: str) -> None:
+    import psycopg
+
+    root = tmp_path / "cluster"
+    with open_cluster(root, database_url, shards=2) as mem:
+        for i, text in enumerate(["I live in Porto", "I work as a pilot", "My sister Ana lives in Lyon",
+                                  "I moved to Braga last spring", "I love jazz and chess"]):
+            mem.add(text, user_id=f"v{i % 2}")
+        mem.flush()
+        queries = [("where do I live", "v0"), ("what is my job", "v1"), ("jazz", "v0"), ("Lyon sister", "v0")]
+        before = [[(h.id, round(h.score, 9)) for h in mem.search(q, user_id=u)] for q, u in queries]  # type: ignore[union-attr]
+        with psycopg.connect(database_url, autocommit=True) as conn:
+            for table in ("mm_turns", "mm_pages", "mm_claims", "mm_vectors", "mm_user_gen"):
+                conn.execute(f"DELETE FROM {table}")
+        assert all(mem.search(q, user_id=u) == [] for q, u in queries)
+        report = mem.reindex()
+        assert report.raw == 5
+        after = [[(h.id, round(h.score, 9)) for h in mem.search(q, user_id=u)] for q, u in queries]  # type: ignore[union-attr]
+    assert after == before and any(before)
