@@ -163,6 +163,20 @@ def bench_compile(tmp: Path, admin: str, n: int, users: int) -> None:
             p.wait()
         print(f"compile, cluster, {k} worker process(es), 8 shards: {left} entries after the first batch: "
               f"{left / took:,.0f} entries/s")
+    print(f"PostgreSQL index size after compiling (no vectors): {_bytes_per_turn(url, n)}")
+    shards_mb = sum(f.stat().st_size for f in (tmp / "compile-2" / "shards").rglob("*") if f.is_file()) / 1e6
+    print(f"shard repos (8, with .git and caches): {shards_mb:.1f} MB for {n} entries")
+
+
+def _bytes_per_turn(url: str, n: int) -> str:
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        rows = conn.execute("SELECT relname, pg_total_relation_size(c.oid) FROM pg_class c JOIN pg_namespace s "
+                            "ON s.oid = c.relnamespace WHERE s.nspname = current_schema() AND c.relkind = 'r' "
+                            "AND (relname LIKE 'mm%%' OR relname LIKE 'markmem%%')").fetchall()
+    total = sum(int(b) for _, b in rows)
+    return f"{total / 1e6:.1f} MB for {n} entries, {total / n:,.0f} bytes per entry (turns, pages, claims)"
 
 
 def bench_lag(tmp: Path, admin: str, rate: int, seconds: float) -> None:
