@@ -229,3 +229,35 @@ def test_reindex_rebuilds_the_postgresql_index_from_the_shard_repos(tmp_path: Pa
         assert report.raw == 5
         after = [[(h.id, round(h.score, 9)) for h in mem.search(q, user_id=u)] for q, u in queries]  # type: ignore[union-attr]
     assert after == before and any(before)
+
+
+def test_bad_input_on_a_cluster_writes_nothing(tmp_path: Path, database_url: str) -> None:
+    from markmem.errors import InvalidInput, InvalidUserId, PiiBlocked, RepoError
+
+    root = tmp_path / "cluster"
+    with pytest.raises(RepoError, match="markmem init"):
+        open_cluster(root, database_url, create=False)  # no cluster in this database yet
+    with pytest.raises(InvalidInput):
+        open_cluster(root, database_url, shards=0)
+    with pytest.raises(InvalidInput, match="shard"):
+        open_cluster(root, database_url, remote="/backups/one.git")  # no {shard}: every shard would push there
+    with open_cluster(root, database_url, shards=2, pii_policy="default,EMAIL_ADDRESS=block") as mem:
+        with pytest.raises(PiiBlocked):
+            mem.add("write to me at ana@example.com", user_id="ana")
+        with pytest.raises(InvalidUserId):
+            mem.add("hello", user_id="../etc")
+        with pytest.raises(InvalidInput):
+            mem.search("x", user_id="ana", top_k=0)
+        assert pending(database_url) == 0 and mem.search("example", user_id="ana") == []
+        with pytest.raises(InvalidInput, match="cluster mode"):
+            mem.export(user_id="ana")
+
+
+def test_an_encrypted_cluster_encrypts_every_shard(tmp_path: Path, database_url: str) -> None:
+    root = tmp_path / "cluster"
+    with open_cluster(root, database_url, shards=2, encryption=True, master_key="k" * 32) as mem:
+        mem.add("My locker code is kept in Lisbon", user_id="ivo")
+        mem.flush()
+        assert [h.id for h in mem.search("locker", user_id="ivo")]  # type: ignore[union-attr]
+    raw = next((shard_dir(root, shard_of("ivo", 2)) / "raw" / "u" / "ivo").rglob("*.jsonl")).read_text()
+    assert "Lisbon" not in raw and "locker" not in raw

@@ -37,7 +37,7 @@ class ClusterBackend:
         self._conns_lock = threading.Lock()
         conn = self.conn()
         author = (settings.author_name, settings.author_email)
-        count = layout.ensure(conn, self.root, settings.shards, settings.create, author)
+        count = layout.ensure(conn, self.root, settings.shards, settings.create, author, settings.encryption)
         with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (layout.INIT_LOCK,))
             index_port.ensure(conn)

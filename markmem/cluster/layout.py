@@ -37,7 +37,8 @@ def remote_url(template: str | None, shard: int) -> str | None:
     return None if template is None else template.replace("{shard}", f"{shard:02d}")
 
 
-def ensure(conn: Any, root: Path, asked: int | None, create: bool, author: tuple[str, str]) -> int:
+def ensure(conn: Any, root: Path, asked: int | None, create: bool, author: tuple[str, str],
+           encryption: bool = False) -> int:
     """Create the tables, record the shard count and create missing shard repos (once, under a
     cluster-wide advisory lock). Returns the shard count."""
     with conn.transaction():
@@ -54,13 +55,13 @@ def ensure(conn: Any, root: Path, asked: int | None, create: bool, author: tuple
             if asked is not None and asked != shards:
                 raise InvalidInput(f"this cluster has {shards} shards (fixed at init), not {asked}", field="shards")
         for n in range(shards):
-            _ensure_repo(shard_dir(root, n), n, shards, author)
+            _ensure_repo(shard_dir(root, n), n, shards, author, encryption)
     return shards
 
 
-def _ensure_repo(path: Path, shard: int, shards: int, author: tuple[str, str]) -> None:
+def _ensure_repo(path: Path, shard: int, shards: int, author: tuple[str, str], encryption: bool) -> None:
     git = Git(path, author)
-    init_repo(path, git, create=True)
+    init_repo(path, git, encryption=encryption, create=True)
     cfg = read_repo_config(path)
     want = {"shard": shard, "shards": shards}
     if cfg.get("cluster") == want:
