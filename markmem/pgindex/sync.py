@@ -182,7 +182,7 @@ def _sync_one(conn: Any, root: Path, uid: str, codec: Codec, ops: dict[str, str 
             cur.executemany(f"UPDATE mm_turns SET {sets}, in_repo = true, touched = %s WHERE user_id = %s AND id = %s",
                             [(*row, touch, uid, i) for i, row in changed])
     stats["claims"] = _sync_pages(conn, root, uid, codec)
-    if not files and not stats["claims"] and _empty(conn, uid):
+    if not files and _empty(conn, uid):
         delete_user(conn, uid)
         return stats
     conn.execute("UPDATE mm_user_gen SET rev = rev + %s, added = added + %s, touch = touch + %s, "
