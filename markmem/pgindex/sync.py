@@ -264,7 +264,8 @@ def put_vectors(conn: Any, user_id: str, born: int | None, rows: Sequence[tuple[
         "FOR SHARE) INSERT INTO mm_vectors(user_id, kind, id, model, hash, vec) "
         "SELECT g.user_id, x.k, x.i, x.m, x.h, x.v::vector FROM g, "
         "unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::text[]) AS x(k, i, m, h, v) "
-        "ON CONFLICT (user_id, kind, id) DO UPDATE SET model = excluded.model, hash = excluded.hash, vec = excluded.vec",
+        "ON CONFLICT (user_id, kind, id) DO UPDATE SET model = excluded.model, hash = excluded.hash, "
+        "vec = excluded.vec",
         (user_id, born, born, list(kinds), list(ids), list(models), list(hashes), texts))
     return max(cur.rowcount, 0)
 
