@@ -183,8 +183,10 @@ def test_delete_user_leaves_nothing(corpus: Any, pg_conn: Any) -> None:
     pgsearch.search(pg_conn, mem.settings, "carol", "where do I live", embedder=mem._ctx.embedder)
     for table in schema.TABLES:
         assert pg_conn.execute(f"SELECT count(*) FROM {table} WHERE user_id = 'carol'").fetchone()[0] > 0, table
+    assert min(sync.user_rows(pg_conn, "carol").values()) > 0
     counts = sync.delete_user(pg_conn, "carol")
     assert counts["mm_turns"] > 0 and counts["mm_claims"] > 0 and counts["mm_vectors"] > 0
+    assert set(sync.user_rows(pg_conn, "carol").values()) == {0}
     for table in schema.TABLES:
         assert pg_conn.execute(f"SELECT count(*) FROM {table} WHERE user_id = 'carol'").fetchone()[0] == 0, table
     # no text of carol's is left in any column of any table either

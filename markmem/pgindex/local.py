@@ -311,7 +311,7 @@ def push_vectors(conn: Any, cache: Cache, copy: Copy, user_id: str, at_least: in
 def forget_user(conn: Any, user_id: str) -> None:
     """Drop this process's copy of the user now (the process that erased them)."""
     epoch = conn.execute("SELECT value FROM mm_meta WHERE key = 'epoch'").fetchone()
-    if epoch is not None:
-        store = _store(str(epoch[0]))
+    store = None if epoch is None else _STORES.get(str(epoch[0]))
+    if store is not None:
         with store.stripe(user_id):
             store.drop(user_id)

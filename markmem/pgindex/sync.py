@@ -136,7 +136,17 @@ def delete_user(conn: Any, user_id: str) -> dict[str, int]:
     with conn.transaction():
         for table in TABLES:
             counts[table] = conn.execute(f"DELETE FROM {table} WHERE user_id = %s", (user_id,)).rowcount
+    from . import local  # this process's copy goes now; other processes' at their sweep
+
+    local.forget_user(conn, user_id)
     return counts
+
+
+def user_rows(conn: Any, user_id: str) -> dict[str, int]:
+    """Rows the index holds for the user, per table (``verify-erasure``: all zero after a forget)."""
+    validate_user_id(user_id)
+    return {t: int(conn.execute(f"SELECT count(*) FROM {t} WHERE user_id = %s", (user_id,)).fetchone()[0])
+            for t in TABLES}
 
 
 def _review_ops(root: Path) -> dict[str, str | None]:
