@@ -244,8 +244,11 @@ def test_a_forgotten_users_sync_deletes_them(tmp_path: Path, pg_conn: Any) -> No
     mem.flush()
     sync.sync_users(pg_conn, mem.settings.repo_path, ["hal"])
     assert pgsearch.search(pg_conn, mem.settings, "hal", "Lisbon", embedder=None)
+    assert "hal" in sync.indexed_users(pg_conn)
     mem.forget("hal")
-    sync.sync_users(pg_conn, mem.settings.repo_path, ["hal"])
+    assert "hal" not in sync.users_of(mem.settings.repo_path)
+    sync.reindex(pg_conn, mem.settings.repo_path, also=["hal"])
+    assert "hal" not in sync.indexed_users(pg_conn)
     for table in schema.TABLES:
         assert pg_conn.execute(f"SELECT count(*) FROM {table} WHERE user_id = 'hal'").fetchone()[0] == 0
     assert pgsearch.search(pg_conn, mem.settings, "hal", "Lisbon", embedder=None) == []

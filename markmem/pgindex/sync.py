@@ -122,10 +122,17 @@ def users_of(repo_root: str | Path) -> list[str]:
     return sorted(found)
 
 
-def reindex(conn: Any, repo_root: str | Path, *, codec: Codec | None = None,
-            embedder: Embedder | None = None) -> dict[str, dict[str, int]]:
-    """``sync_users`` for every user of the repo."""
-    return sync_users(conn, repo_root, users_of(repo_root), codec=codec, embedder=embedder)
+def reindex(conn: Any, repo_root: str | Path, *, codec: Codec | None = None, embedder: Embedder | None = None,
+            also: Iterable[str] = ()) -> dict[str, dict[str, int]]:
+    """``sync_users`` for every user of the repo, and for ``also`` (users the index holds for
+    this shard, e.g. ``indexed_users`` filtered by the shard map: one the repo no longer has is
+    deleted from the index)."""
+    return sync_users(conn, repo_root, {*users_of(repo_root), *also}, codec=codec, embedder=embedder)
+
+
+def indexed_users(conn: Any) -> list[str]:
+    """Every user the index holds."""
+    return [str(r[0]) for r in conn.execute("SELECT user_id FROM mm_user_gen ORDER BY user_id")]
 
 
 def delete_user(conn: Any, user_id: str) -> dict[str, int]:
