@@ -320,3 +320,22 @@ def test_concurrent_adds_and_searches(pg_url: str) -> None:
         hits = pgsearch.search(c, settings, "ivy", "walrus sunbathing", top_k=100)
     ids = [h.id for h in hits]  # type: ignore[union-attr]
     assert len(ids) == len(set(ids)) == 45
+
+
+def test_a_dead_processs_copies_are_removed(corpus: Any, tmp_path: Path) -> None:
+    """Copies of a process killed with -9 (no atexit) are deleted by the next process's first store."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
+                          check=True)
+    base = Path(local._memory_folder() or tmp_path)
+    orphan = base / f"markmem-pgindex-{int(proc.stdout)}-abc"
+    orphan.mkdir()
+    (orphan / "alice.1.db").write_text("words of alice's")
+    local._remove_orphans(base)
+    assert not orphan.exists()
+    pgsearch.search(corpus[1], corpus[0].settings, "alice", "dog", embedder=None)
+    mine = local._STORES[schema.epoch(corpus[1])].folder
+    local._remove_orphans(base)
+    assert mine.exists()  # a live process's copies stay
