@@ -107,8 +107,7 @@ def bench_search(users: int = 100, per_user: int = 1000, sample_users: int = 30,
     sync_s = time.perf_counter() - t0
     rng = random.Random(5)
     chosen = rng.sample(sorted(texts), min(sample_users, len(texts)))
-    sessions = [(uid, q) for uid in chosen for q in queries(texts[uid], per_session + 1, seed=hash(uid) % 1000)]
-    firsts = sessions[:: per_session + 1]
+    sessions = [(uid, q) for uid in chosen for q in queries(texts[uid], per_session + 1, seed=int(uid[4:]))]
     rest = [c for i, c in enumerate(sessions) if i % (per_session + 1)]
 
     def sqlite(uid: str, q: str) -> None:

@@ -47,7 +47,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory, pg_url: str) -> Any:
     import psycopg
 
     root = tmp_path_factory.mktemp("pgrepo") / "memory"
-    mem = Memory(root, pii_engine="regex", background=False, cache_layout="split")
+    mem = Memory(root, pii_engine="regex", background=False, cache_layout="split", clause_parser="regex")
     _fill(mem, ["alice", "bob", "carol"])
     mem.reindex()  # rows in file order, as the PostgreSQL copies hold them (see test_live_claim_order)
     conn = psycopg.connect(pg_url, autocommit=True)
@@ -117,7 +117,8 @@ def _fresh_db(conn: Any) -> None:
 
 def test_reindex_gives_identical_results(tmp_path: Path, pg_conn: Any) -> None:
     """Index the repo, search, wipe the index, reindex: the same answers (and the same as SQLite)."""
-    mem = Memory(tmp_path / "m", pii_engine="regex", background=False, cache_layout="split", vector_model=None)
+    mem = Memory(tmp_path / "m", pii_engine="regex", background=False, cache_layout="split", vector_model=None,
+                 clause_parser="regex")
     _fill(mem, ["dora"])
     schema.ensure(pg_conn)
     sync.delete_user(pg_conn, "dora")
@@ -143,7 +144,8 @@ def test_add_turns_is_read_your_writes_and_matches_sqlite(tmp_path: Path, pg_con
     was given the same turns by add() (neighbour context and answer links included)."""
     schema.ensure(pg_conn)
     sync.delete_user(pg_conn, "erin")
-    mem = Memory(tmp_path / "m", pii_engine="regex", background=False, cache_layout="split", vector_model=None)
+    mem = Memory(tmp_path / "m", pii_engine="regex", background=False, cache_layout="split", vector_model=None,
+                 clause_parser="regex")
     rng = random.Random(3)
     texts = [rng.choice(FACTS) + f" number {i}" for i in range(30)]
     for i, text in enumerate(texts):
@@ -181,8 +183,10 @@ def test_delete_user_leaves_nothing(corpus: Any, pg_conn: Any) -> None:
     pgsearch.search(pg_conn, mem.settings, "carol", "where do I live", embedder=mem._ctx.embedder)
     for table in schema.TABLES:
         assert pg_conn.execute(f"SELECT count(*) FROM {table} WHERE user_id = 'carol'").fetchone()[0] > 0, table
+    assert min(sync.user_rows(pg_conn, "carol").values()) > 0
     counts = sync.delete_user(pg_conn, "carol")
     assert counts["mm_turns"] > 0 and counts["mm_claims"] > 0 and counts["mm_vectors"] > 0
+    assert set(sync.user_rows(pg_conn, "carol").values()) == {0}
     for table in schema.TABLES:
         assert pg_conn.execute(f"SELECT count(*) FROM {table} WHERE user_id = 'carol'").fetchone()[0] == 0, table
     # no text of carol's is left in any column of any table either
@@ -192,3 +196,146 @@ def test_delete_user_leaves_nothing(corpus: Any, pg_conn: Any) -> None:
     assert pgsearch.search(pg_conn, mem.settings, "carol", "where do I live") == []
     store = local._STORES[schema.epoch(pg_conn)]
     assert "carol" not in store.copies and not list(store.folder.glob("carol.*"))
+
+
+def _ids_scores(result: Any) -> list[tuple[str, float, Any]]:
+    return [(h.id, h.score, h.explain) for h in result]
+
+
+def test_add_then_compile_then_sync(tmp_path: Path, pg_conn: Any) -> None:
+    """The cluster's order of events: turns indexed at add() (no file yet: no path), compiled into
+    the repo, then ``sync_users``: the turns gain their path and compile state in place (the
+    local copy is updated, not rebuilt), the claims arrive; a turn still in intake is kept."""
+    from dataclasses import replace
+
+    from markmem.store import raw
+    from markmem.store.codec import PlainCodec
+
+    schema.ensure(pg_conn)
+    sync.delete_user(pg_conn, "gus")
+    mem = Memory(tmp_path / "m", pii_engine="regex", background=False, cache_layout="split", vector_model=None,
+                 clause_parser="regex")
+    for i, text in enumerate(FACTS):
+        mem.add(text, user_id="gus", run_id=f"s{i // 6}", occurred_at=f"2025-0{1 + i % 9}-1{i % 9}T10:00:00Z")
+    entries = list(raw.iter_entries(mem.settings.repo_path, PlainCodec(), "gus"))
+    sync.add_turns(pg_conn, [replace(e, path="") for e in entries])
+    for q in QUERIES:  # before the compile: the same ranking (a hit's source path is not known yet)
+        assert _ids_scores(pgsearch.search(pg_conn, mem.settings, "gus", q, explain=True)) == \
+            _ids_scores(mem.search(q, user_id="gus", explain=True))
+    mem.flush()
+    copy = local._STORES[schema.epoch(pg_conn)].copies["gus"]
+    stats = sync.sync_users(pg_conn, mem.settings.repo_path, ["gus"])["gus"]
+    assert stats["changed"] == len(entries) and stats["added"] == stats["deleted"] == 0 and stats["claims"] > 0
+    for q in QUERIES:
+        assert _json(pgsearch.search(pg_conn, mem.settings, "gus", q, explain=True)) == \
+            _json(mem.search(q, user_id="gus", explain=True)), q
+    assert local._STORES[schema.epoch(pg_conn)].copies["gus"] is copy  # caught up in place
+    pending = _entry(1, "gus", "the heron nests by the river")
+    sync.add_turns(pg_conn, [pending])
+    sync.sync_users(pg_conn, mem.settings.repo_path, ["gus"])  # not in a file yet: kept
+    assert [h.id for h in pgsearch.search(pg_conn, mem.settings, "gus", "heron nests")][:1] == [pending.id]
+    mem.close()
+
+
+def test_a_forgotten_users_sync_deletes_them(tmp_path: Path, pg_conn: Any) -> None:
+    schema.ensure(pg_conn)
+    mem = Memory(tmp_path / "m", pii_engine="regex", background=False, vector_model=None, clause_parser="regex")
+    mem.add("I live in Lisbon now", user_id="hal")
+    mem.flush()
+    sync.sync_users(pg_conn, mem.settings.repo_path, ["hal"])
+    assert pgsearch.search(pg_conn, mem.settings, "hal", "Lisbon", embedder=None)
+    assert "hal" in sync.indexed_users(pg_conn)
+    mem.forget("hal")
+    assert "hal" not in sync.users_of(mem.settings.repo_path)
+    sync.reindex(pg_conn, mem.settings.repo_path, also=["hal"])
+    assert "hal" not in sync.indexed_users(pg_conn)
+    for table in schema.TABLES:
+        assert pg_conn.execute(f"SELECT count(*) FROM {table} WHERE user_id = 'hal'").fetchone()[0] == 0
+    assert pgsearch.search(pg_conn, mem.settings, "hal", "Lisbon", embedder=None) == []
+    mem.close()
+
+
+def test_copies_are_dropped_by_the_sweep_and_past_the_limit(corpus: Any, pg_url: str,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another replica's delete reaches this process's copy at the sweep; past ``MAX_COPIES``
+    the least recently searched copy's file is deleted."""
+    import psycopg
+
+    mem, conn = corpus
+    sync.reindex(conn, mem.settings.repo_path)
+    for u in ("alice", "bob", "carol"):
+        pgsearch.search(conn, mem.settings, u, "where do I live", embedder=None)
+    store = local._STORES[schema.epoch(conn)]
+    assert {"alice", "bob", "carol"} <= set(store.copies)
+    with psycopg.connect(pg_url, autocommit=True) as other:  # "another replica"
+        sync.delete_user(other, "bob")
+    store.sweep(conn)
+    assert "bob" not in store.copies and not list(store.folder.glob("bob.*"))
+    monkeypatch.setattr(local, "MAX_COPIES", 1)
+    monkeypatch.setattr(local, "MAX_OPEN", 1)
+    pgsearch.search(conn, mem.settings, "alice", "dog", embedder=None)
+    assert list(store.copies) == ["alice"] and not list(store.folder.glob("carol.*"))
+    sync.reindex(conn, mem.settings.repo_path)  # bob back for the other tests
+
+
+def test_concurrent_adds_and_searches(pg_url: str) -> None:
+    """Threads adding turns (each its own connection, as replicas do) while others search: no
+    error, every committed turn is found afterwards, none twice."""
+    import threading
+
+    import psycopg
+
+    from markmem import Settings
+
+    settings = Settings(vector_model=None)
+    with psycopg.connect(pg_url, autocommit=True) as c:
+        schema.ensure(c)
+        sync.delete_user(c, "ivy")
+    errors: list[BaseException] = []
+
+    def adder(k: int) -> None:
+        try:
+            with psycopg.connect(pg_url, autocommit=True) as c:
+                for i in range(15):
+                    sync.add_turns(c, [_entry(100 * k + i, "ivy", f"walrus report {k} {i} sunbathing")])
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    def searcher() -> None:
+        try:
+            with psycopg.connect(pg_url, autocommit=True) as c:
+                for _ in range(15):
+                    pgsearch.search(c, settings, "ivy", "walrus sunbathing", top_k=50)
+        except BaseException as exc:  # noqa: BLE001
+            errors.append(exc)
+
+    threads = [threading.Thread(target=adder, args=(k,)) for k in range(3)] + \
+        [threading.Thread(target=searcher) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    with psycopg.connect(pg_url, autocommit=True) as c:
+        hits = pgsearch.search(c, settings, "ivy", "walrus sunbathing", top_k=100)
+    ids = [h.id for h in hits]  # type: ignore[union-attr]
+    assert len(ids) == len(set(ids)) == 45
+
+
+def test_a_dead_processs_copies_are_removed(corpus: Any, tmp_path: Path) -> None:
+    """Copies of a process killed with -9 (no atexit) are deleted by the next process's first store."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
+                          check=True)
+    base = Path(local._memory_folder() or tmp_path)
+    orphan = base / f"markmem-pgindex-{int(proc.stdout)}-abc"
+    orphan.mkdir()
+    (orphan / "alice.1.db").write_text("words of alice's")
+    local._remove_orphans(base)
+    assert not orphan.exists()
+    pgsearch.search(corpus[1], corpus[0].settings, "alice", "dog", embedder=None)
+    mine = local._STORES[schema.epoch(corpus[1])].folder
+    local._remove_orphans(base)
+    assert mine.exists()  # a live process's copies stay

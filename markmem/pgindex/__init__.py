@@ -11,4 +11,19 @@ built from those rows (``local``: the same FTS5 index, neighbour context, lexico
 matrix the split cache holds), checked against the generation row on every search (one round
 trip) and caught up incrementally, then runs ``read.search`` and ``read.pack`` unchanged. BM25
 statistics are per user, as in ``cache_layout="split"``. Nothing here ranks with ``ts_rank``.
+
+How the cluster side calls it (every function takes a psycopg 3 connection)::
+
+    schema.ensure(conn)                                # at startup, idempotent, any replica
+    with conn.transaction():                           # add(): the intake row and the index rows
+        ...insert the intake row...                    # commit together (read-your-writes)
+        sync.add_turns(conn, gated_entries)
+    sync.sync_users(conn, shard_root, user_ids, embedder=e)  # after a compile or a forget
+    sync.reindex(conn, shard_root, also=users_of_shard)      # `markmem reindex`, per shard
+    sync.delete_user(conn, user_id); sync.user_rows(conn, user_id)  # forget, verify-erasure
+    search.search(conn, settings, user_id, query, top_k=5, as_of=None, known_at=None,
+                  format="json", explain=False, budget=None, embedder=e)  # what Memory.search returns
+
+``search`` reads outside any transaction of its own: give it an autocommit connection (or
+commit after it), so a long-lived replica never holds a snapshot open.
 """

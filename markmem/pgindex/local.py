@@ -9,7 +9,8 @@ round trip, ``_GEN``) and brings the copy up to date: a new ``born`` or ``rev`` 
 rows as ``add()`` writes them), ``touch`` applies turns changed in place, ``claims_rev`` reloads
 pages and claims. Vectors the read path embedded are written back (``sync.put_vectors``).
 
-Copies live in a temporary folder per process and database (deleted at exit); past
+Copies live in a temporary folder per process and database (in ``/dev/shm`` when there is
+one: in memory; deleted at exit); past
 ``MAX_COPIES`` users the least recently searched copy is deleted. A user deleted from
 PostgreSQL loses the copy at their next search here, or at the next sweep (every
 ``SWEEP_SECONDS``, of every copy), whichever comes first.
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import atexit
 import itertools
+import os
 import shutil
 import tempfile
 import threading
@@ -73,7 +75,9 @@ class Store:
 
     def __init__(self, epoch: str) -> None:
         self.epoch = epoch
-        self.folder = Path(tempfile.mkdtemp(prefix="markmem-pgindex-"))
+        base = _memory_folder()
+        _remove_orphans(Path(base or tempfile.gettempdir()))
+        self.folder = Path(tempfile.mkdtemp(prefix=f"markmem-pgindex-{os.getpid()}-", dir=base))
         atexit.register(shutil.rmtree, self.folder, True)
         self.copies: OrderedDict[str, Copy] = OrderedDict()
         self.lock = threading.Lock()
@@ -131,6 +135,31 @@ class Store:
             if live.get(uid) != b:
                 with self.stripe(uid):
                     self.drop(uid)
+
+
+def _memory_folder() -> str | None:
+    """``/dev/shm`` when there is one (the copies then live in memory: a user's words never reach
+    the replica's disk), else the temporary folder."""
+    shm = "/dev/shm"
+    return shm if os.path.isdir(shm) and os.access(shm, os.W_OK) else None
+
+
+def _remove_orphans(base: Path) -> None:
+    """Delete the copies of processes that died without cleaning up (``kill -9``)."""
+    for folder in base.glob("markmem-pgindex-*-*"):
+        pid = folder.name.split("-")[2]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
 
 
 def _close(copy: Copy, delete: bool) -> None:
@@ -311,7 +340,7 @@ def push_vectors(conn: Any, cache: Cache, copy: Copy, user_id: str, at_least: in
 def forget_user(conn: Any, user_id: str) -> None:
     """Drop this process's copy of the user now (the process that erased them)."""
     epoch = conn.execute("SELECT value FROM mm_meta WHERE key = 'epoch'").fetchone()
-    if epoch is not None:
-        store = _store(str(epoch[0]))
+    store = None if epoch is None else _STORES.get(str(epoch[0]))
+    if store is not None:
         with store.stripe(user_id):
             store.drop(user_id)

@@ -9,6 +9,8 @@ take turns, and a user's turns commit in ``seq`` order.
 from __future__ import annotations
 
 import json
+import struct
+import weakref
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -120,10 +122,17 @@ def users_of(repo_root: str | Path) -> list[str]:
     return sorted(found)
 
 
-def reindex(conn: Any, repo_root: str | Path, *, codec: Codec | None = None,
-            embedder: Embedder | None = None) -> dict[str, dict[str, int]]:
-    """``sync_users`` for every user of the repo."""
-    return sync_users(conn, repo_root, users_of(repo_root), codec=codec, embedder=embedder)
+def reindex(conn: Any, repo_root: str | Path, *, codec: Codec | None = None, embedder: Embedder | None = None,
+            also: Iterable[str] = ()) -> dict[str, dict[str, int]]:
+    """``sync_users`` for every user of the repo, and for ``also`` (users the index holds for
+    this shard, e.g. ``indexed_users`` filtered by the shard map: one the repo no longer has is
+    deleted from the index)."""
+    return sync_users(conn, repo_root, {*users_of(repo_root), *also}, codec=codec, embedder=embedder)
+
+
+def indexed_users(conn: Any) -> list[str]:
+    """Every user the index holds."""
+    return [str(r[0]) for r in conn.execute("SELECT user_id FROM mm_user_gen ORDER BY user_id")]
 
 
 def delete_user(conn: Any, user_id: str) -> dict[str, int]:
@@ -134,7 +143,17 @@ def delete_user(conn: Any, user_id: str) -> dict[str, int]:
     with conn.transaction():
         for table in TABLES:
             counts[table] = conn.execute(f"DELETE FROM {table} WHERE user_id = %s", (user_id,)).rowcount
+    from . import local  # this process's copy goes now; other processes' at their sweep
+
+    local.forget_user(conn, user_id)
     return counts
+
+
+def user_rows(conn: Any, user_id: str) -> dict[str, int]:
+    """Rows the index holds for the user, per table (``verify-erasure``: all zero after a forget)."""
+    validate_user_id(user_id)
+    return {t: int(conn.execute(f"SELECT count(*) FROM {t} WHERE user_id = %s", (user_id,)).fetchone()[0])
+            for t in TABLES}
 
 
 def _review_ops(root: Path) -> dict[str, str | None]:
@@ -182,7 +201,7 @@ def _sync_one(conn: Any, root: Path, uid: str, codec: Codec, ops: dict[str, str 
             cur.executemany(f"UPDATE mm_turns SET {sets}, in_repo = true, touched = %s WHERE user_id = %s AND id = %s",
                             [(*row, touch, uid, i) for i, row in changed])
     stats["claims"] = _sync_pages(conn, root, uid, codec)
-    if not files and not stats["claims"] and _empty(conn, uid):
+    if not files and _empty(conn, uid):
         delete_user(conn, uid)
         return stats
     conn.execute("UPDATE mm_user_gen SET rev = rev + %s, added = added + %s, touch = touch + %s, "
@@ -241,9 +260,17 @@ def _prune_vectors(conn: Any, uid: str) -> None:
 
 
 # -- vectors ------------------------------------------------------------------------------------
-def vec_text(vec: np.ndarray) -> str:
-    """pgvector's text form; float32 -> shortest float64 repr -> strtof gives the same float32."""
-    return "[" + ",".join(repr(float(x)) for x in vec.tolist()) + "]"
+class PgVector(bytes):
+    """A vector in pgvector's binary form (dimension, a reserved word, big-endian float32s)."""
+
+
+_READY: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()  # connections that can send one
+
+
+def pg_vector(blob: bytes) -> PgVector:
+    """The float32 blob the SQLite cache stores, as a pgvector binary value."""
+    v = np.frombuffer(blob, np.float32)
+    return PgVector(struct.pack(">HH", len(v), 0) + v.astype(">f4").tobytes())
 
 
 def vec_blob(binary: bytes) -> bytes:
@@ -251,22 +278,46 @@ def vec_blob(binary: bytes) -> bytes:
     return np.frombuffer(binary, ">f4", offset=4).astype("<f4").tobytes()
 
 
+def _binary_vectors(conn: Any) -> None:
+    """Teach the connection to send :class:`PgVector` as pgvector's binary form (no text floats)."""
+    if conn in _READY:
+        return
+    from psycopg.adapt import Dumper
+    from psycopg.pq import Format
+    from psycopg.types import TypeInfo
+
+    info = TypeInfo.fetch(conn, "vector")
+    if info is None:
+        raise RuntimeError("the vector extension is not installed (pgindex.schema.ensure creates it)")
+
+    class _Dumper(Dumper):
+        format = Format.BINARY
+        oid = info.oid
+
+        def dump(self, obj: Any) -> bytes:
+            return bytes(obj)
+
+    conn.adapters.register_dumper(PgVector, _Dumper)
+    _READY[conn] = True
+
+
+_PUT = (
+    "WITH g AS (SELECT user_id FROM mm_user_gen WHERE user_id = %s AND (%s::bigint IS NULL OR born = %s) FOR SHARE) "
+    "INSERT INTO mm_vectors(user_id, kind, id, model, hash, vec) SELECT g.user_id, %s, %s, %s, %s, %b FROM g "
+    "ON CONFLICT (user_id, kind, id) DO UPDATE SET model = excluded.model, hash = excluded.hash, vec = excluded.vec"
+)
+
+
 def put_vectors(conn: Any, user_id: str, born: int | None, rows: Sequence[tuple[str, str, str, str, bytes]]) -> int:
     """Store (kind, id, model, hash, float32 blob) rows of the user, unless the user was deleted
-    (``born``: the generation row they were computed for; None: any). One statement: the
-    generation row is share-locked first, so a ``delete_user`` running meanwhile deletes them."""
+    (``born``: the generation row they were computed for; None: any). Each row's statement
+    share-locks the generation row first, so a ``delete_user`` running meanwhile deletes them."""
     if not rows:
         return 0
-    kinds, ids, models, hashes, vecs = zip(*rows, strict=True)
-    texts = [vec_text(np.frombuffer(v, np.float32)) for v in vecs]
-    cur = conn.execute(
-        "WITH g AS (SELECT user_id FROM mm_user_gen WHERE user_id = %s AND (%s::bigint IS NULL OR born = %s) "
-        "FOR SHARE) INSERT INTO mm_vectors(user_id, kind, id, model, hash, vec) "
-        "SELECT g.user_id, x.k, x.i, x.m, x.h, x.v::vector FROM g, "
-        "unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::text[]) AS x(k, i, m, h, v) "
-        "ON CONFLICT (user_id, kind, id) DO UPDATE SET model = excluded.model, hash = excluded.hash, vec = excluded.vec",
-        (user_id, born, born, list(kinds), list(ids), list(models), list(hashes), texts))
-    return max(cur.rowcount, 0)
+    _binary_vectors(conn)
+    with conn.transaction(), conn.cursor() as cur:
+        cur.executemany(_PUT, [(user_id, born, born, k, i, m, h, pg_vector(v)) for k, i, m, h, v in rows])
+    return len(rows)
 
 
 def embed_missing(conn: Any, uid: str, embedder: Embedder, batch: int = 512) -> int:
