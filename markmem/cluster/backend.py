@@ -173,8 +173,8 @@ class ClusterBackend:
                 head = ctx.git.head()
                 if head:
                     ctx.cache.set_meta("head", head)
-            users = [u["user_id"] for u in inspect.users(ctx)]
-            index_port.sync_users(self.conn(), ctx, users)
+            held = [u for u in index_port.indexed_users(self.conn()) if self.shard_of(u) == n]
+            index_port.reindex(self.conn(), ctx, held)
             total.raw += report.raw
             total.pages += report.pages
             total.claims += report.claims

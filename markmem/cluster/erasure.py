@@ -3,7 +3,7 @@
 forget: take the shard's lease (no worker compiles it meanwhile) -> delete the user's intake
 rows and derived index rows (one transaction) -> ``erase.api.forget`` on the shard repo ->
 push (a rewrite force-pushes the rewritten branch). verify: the shard repo's verification plus
-every markmem table in PostgreSQL that has a ``user_id`` column.
+the intake and every table of the derived index.
 """
 
 from __future__ import annotations
@@ -40,15 +40,6 @@ def verify(shards: ShardSet, conn: Any, shard: int, user_id: str) -> VerifyRepor
 
 
 def database_rows(conn: Any, user_id: str) -> list[tuple[str, int]]:
-    """(table, rows) for every markmem table (``markmem_*``: intake; ``mm_*``: the derived index) in
-    the current schema still holding the user's rows."""
-    cur = conn.execute(
-        "SELECT table_name FROM information_schema.columns WHERE table_schema = current_schema() "
-        "AND column_name = 'user_id' AND (table_name LIKE 'markmem%%' OR table_name LIKE 'mm\\_%%') "
-        "ORDER BY table_name")
-    out = []
-    for (table,) in cur.fetchall():
-        n = conn.execute(f'SELECT count(*) FROM "{table}" WHERE user_id = %s', (user_id,)).fetchone()[0]
-        if n:
-            out.append((str(table), int(n)))
-    return out
+    """(table, rows) still holding the user's rows: the intake and every table of the index."""
+    counts = {"markmem_intake": intake.count_user(conn, user_id), **index_port.user_rows(conn, user_id)}
+    return [(table, n) for table, n in sorted(counts.items()) if n]

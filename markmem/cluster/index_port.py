@@ -30,8 +30,22 @@ def sync_users(conn: Any, ctx: Context, user_ids: Sequence[str]) -> None:
     sync.sync_users(conn, ctx.root, list(user_ids), codec=ctx.codec, embedder=ctx.embedder)
 
 
+def reindex(conn: Any, ctx: Context, also: Sequence[str]) -> None:
+    """Every user of the shard repo, and ``also`` (users the index holds for this shard: one the
+    repo no longer has is deleted from the index)."""
+    sync.reindex(conn, ctx.root, codec=ctx.codec, embedder=ctx.embedder, also=also)
+
+
+def indexed_users(conn: Any) -> list[str]:
+    return sync.indexed_users(conn)
+
+
 def delete_user(conn: Any, user_id: str) -> None:
     sync.delete_user(conn, user_id)
+
+
+def user_rows(conn: Any, user_id: str) -> dict[str, int]:
+    return sync.user_rows(conn, user_id)
 
 
 def search(conn: Any, settings: Settings, user_id: str, query: str, **kwargs: Any) -> list[Hit] | Pack:

@@ -77,3 +77,8 @@ def get(conn: Any, raw_id: str) -> RawEntry | None:
 def drop_user(conn: Any, user_id: str) -> int:
     """In the caller's transaction."""
     return int(conn.execute("DELETE FROM markmem_intake WHERE user_id = %s", (user_id,)).rowcount)
+
+
+def count_user(conn: Any, user_id: str) -> int:
+    row = conn.execute("SELECT count(*) FROM markmem_intake WHERE user_id = %s", (user_id,)).fetchone()
+    return int(row[0]) if row else 0
