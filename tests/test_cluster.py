@@ -261,3 +261,12 @@ def test_an_encrypted_cluster_encrypts_every_shard(tmp_path: Path, database_url:
         assert [h.id for h in mem.search("locker", user_id="ivo")]  # type: ignore[union-attr]
     raw = next((shard_dir(root, shard_of("ivo", 2)) / "raw" / "u" / "ivo").rglob("*.jsonl")).read_text()
     assert "Lisbon" not in raw and "locker" not in raw
+
+
+def test_a_replica_with_background_on_compiles_in_its_own_thread(tmp_path: Path, database_url: str) -> None:
+    root = tmp_path / "cluster"
+    with open_cluster(root, database_url, shards=2, background=True) as mem:
+        added = mem.add("I work as a pilot", user_id="kim")
+        wait_drained(database_url, timeout=60)
+        assert mem.get("u/kim/profile/job").user_id == "kim"  # type: ignore[union-attr]
+    assert added.ids[0] in raw_ids(root)
