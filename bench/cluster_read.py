@@ -34,6 +34,7 @@ import locomo  # noqa: E402
 from search_latency import pct, queries, sentence, vocabulary  # noqa: E402
 
 from markmem import Memory  # noqa: E402
+from markmem.ids import now  # noqa: E402
 from markmem.index import lexicon  # noqa: E402
 from markmem.model import RawEntry  # noqa: E402
 from markmem.pgindex import local, schema, sync  # noqa: E402
@@ -128,7 +129,7 @@ def bench_search(users: int = 100, per_user: int = 1000, sample_users: int = 30,
     ryw = []
     for k, (uid, q) in enumerate(rest[: 200]):
         e = RawEntry(id=f"r-bench{k:06d}", user_id=uid, role="user", content=f"Sam: {q} again {k}",
-                     recorded_at=f"2026-06-01T10:{k // 60 % 60:02d}:{k % 60:02d}Z")
+                     recorded_at=now())  # a new turn: recorded after every stored one
         t0 = time.perf_counter()
         sync.add_turns(conn, [e])
         pgsearch.search(conn, mem.settings, uid, q, embedder=emb)
