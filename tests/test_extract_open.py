@@ -52,6 +52,8 @@ def test_verbs_map_to_canonical_slots(splitter) -> None:  # type: ignore[no-unty
     assert facts(splitter, "I get around in a battered old Ford Fiesta") == [("car", "battered old Ford Fiesta", False)]
     assert facts(splitter, "These days I call Leipzig home") == [("lives_in", "Leipzig", False)]
     assert facts(splitter, "I've been working as a health visitor") == [("job", "health visitor", False)]
+    assert facts(splitter, "We've now got our own apartment in Bordeaux") == [("lives_in", "Bordeaux", False)]
+    assert facts(splitter, "I got a new phone case") == []
 
 
 def test_habits_and_routines(splitter) -> None:  # type: ignore[no-untyped-def]

@@ -172,11 +172,33 @@ def _facts(root: Any) -> list[Open]:
         return inner or ([] if not closing else _slot_close(xcomp))
     if key in _SWAP:
         return _swap(root)
+    home = _new_home(root)
+    if home:
+        return [("lives_in", home, "profile", False, 0.8, False)]
     if key in _CLOSE or (neg and key not in _LIGHT):
         return _close(root, key)
     if key in _LIGHT and key not in SLOTS:
         return []
     return _facts_of(root, neg=False)
+
+
+_HOMES = frozenset("apartment flat house place home studio condo bungalow cottage room".split())
+
+
+def _new_home(root: Any) -> str:
+    """ "we've got our own apartment in Bordeaux", "bought a house in Ghent": where the user lives."""
+    if lemma(root.text) not in ("get", "buy", "rent", "find") or _negated(root):
+        return ""
+    obj = next((c for c in root.children if c.dep_ in ("dobj", "obj")), None)
+    if obj is None or obj.lower_ not in _HOMES:
+        return ""
+    for holder in (obj, root):
+        for prep in holder.children:
+            if prep.dep_ == "prep" and prep.lower_ in ("in", "near"):
+                pobj = next((g for g in prep.children if g.dep_ == "pobj"), None)
+                if pobj is not None and pobj.text[:1].isupper():
+                    return _phrase(pobj)
+    return ""
 
 
 def _facts_of(verb: Any, neg: bool) -> list[Open]:
