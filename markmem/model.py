@@ -19,6 +19,14 @@ PROVENANCE_TRUST: dict[str, float] = {
 HitKind = Literal["claim", "turn", "page"]
 
 
+def _copy_json(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _copy_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy_json(v) for v in value]
+    return value
+
+
 @dataclass(frozen=True)
 class RawEntry:
     """One accepted input turn, exactly as it was written to ``raw/`` (after the gate)."""
@@ -47,10 +55,14 @@ class RawEntry:
         return self.occurred_at or self.recorded_at
 
     def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        data.pop("path")
-        data["pii"] = list(self.pii)
-        return data
+        """The stored line's fields in field order (as ``asdict`` gave them, without its deep copy:
+        every add() serialises one; the JSON metadata is copied one level down)."""
+        return {
+            "id": self.id, "user_id": self.user_id, "role": self.role, "content": self.content,
+            "recorded_at": self.recorded_at, "occurred_at": self.occurred_at, "speaker": self.speaker,
+            "agent_id": self.agent_id, "run_id": self.run_id, "metadata": _copy_json(self.metadata),
+            "pii": list(self.pii), "quarantined": self.quarantined,
+        }
 
 
 @dataclass(frozen=True)

@@ -51,22 +51,24 @@ def current_segment(root: Path, user_id: str, recorded_at: str) -> str:
     """The day's newest segment with room left, so a batch never re-hashes a huge file.
 
     Starts from the newest segment this process has seen (segments only grow; if that file is
-    gone, e.g. erased, it starts over from 0) instead of probing every segment of the day."""
-    key = (str(root), user_id, recorded_at[:10])
+    gone, e.g. erased, it starts over from 0) instead of probing every segment of the day. Plain
+    ``os`` calls on strings: every add() comes here, and pathlib's joins cost more than the stats."""
+    base = str(root)
+    key = (base, user_id, recorded_at[:10])
     seg = _last_segment.get(key, 0)
-    if seg and not (root / raw_path(user_id, recorded_at, seg)).exists():
+    if seg and not os.path.exists(os.path.join(base, raw_path(user_id, recorded_at, seg))):
         seg = 0
     while True:
         rel = raw_path(user_id, recorded_at, seg)
-        nxt = root / raw_path(user_id, recorded_at, seg + 1)
-        full = root / rel
-        if nxt.exists():
+        if os.path.exists(os.path.join(base, raw_path(user_id, recorded_at, seg + 1))):
             seg += 1
             continue
         _last_segment[key] = seg
-        if full.exists() and full.stat().st_size >= SEGMENT_BYTES:
-            return raw_path(user_id, recorded_at, seg + 1)
-        return rel
+        try:
+            full = os.stat(os.path.join(base, rel)).st_size >= SEGMENT_BYTES
+        except FileNotFoundError:
+            full = False
+        return raw_path(user_id, recorded_at, seg + 1) if full else rel
 
 
 @dataclass(frozen=True)

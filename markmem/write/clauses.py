@@ -82,6 +82,15 @@ class SpacySplitter:
     def _split(self, text: str) -> tuple[str, ...]:
         return _split_cached(self, text)
 
+    def parse(self, text: str) -> Any:
+        """spaCy's parse of one clause (cached): the open-vocabulary path reads it (``extract_open``)."""
+        return _parse_cached(self, text)
+
+
+@lru_cache(maxsize=4096)
+def _parse_cached(splitter: SpacySplitter, text: str) -> Any:
+    return splitter._load()(text)
+
 
 @lru_cache(maxsize=4096)
 def _split_cached(splitter: SpacySplitter, text: str) -> tuple[str, ...]:

@@ -23,6 +23,7 @@ from ..ports import Extraction
 from .clauses import Splitter
 from .clauses import regex_clauses as clauses
 from .extract_change import norm_value, singular, slot_name
+from .extract_open import read_clause
 from .extract_recall import Recall
 from .extract_rules import (
     ALL_NEEDS,
@@ -249,6 +250,7 @@ class HeuristicExtractor:
 
     def __init__(self, splitter: Splitter | None = None) -> None:
         self.split: Splitter = splitter or clauses
+        self.parse = getattr(self.split, "parse", None)  # spaCy's parse: the open-vocabulary path
         self.recall = Recall()
 
     def extract(self, entries: Sequence[RawEntry]) -> Extraction:
@@ -309,6 +311,10 @@ class HeuristicExtractor:
             changed = self.recall.changes(entry, who, strip_lead(c), text, when.get("valid_from"))
             if changed:
                 return changed
+            if self.parse is not None and not _refused(c):
+                lead = strip_lead(c)
+                lead = "I " + lead if ELLIPTICAL.match(lead) else lead  # "finally traded the fiesta in"
+                facts = self.recall.resolve_open(entry, read_clause(lead, self.parse, conf_cap))
         out = []
         for p, v, k, mu, conf, neg in facts:
             if "valid_until" in when:
@@ -351,6 +357,12 @@ def _start_dates(cands: list[Candidate], sentence: str, when: str) -> list[Candi
     stamp = format_time(start)
     return [replace(c, valid_from=stamp) if c.predicate in ("employer", "job", "lives_in") and not c.valid_from
             and not c.negated else c for c in cands]
+
+
+def _refused(clause: str) -> bool:
+    """A question, a plan, a hypothetical or a wish: the open-vocabulary path reads none of them."""
+    c = strip_lead(clause)
+    return not c or bool(QUESTION_START.match(c) or SKIP.search(c) or FUTURE.search(c))
 
 
 def _temp_place(clause: str) -> str | None:

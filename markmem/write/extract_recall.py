@@ -102,6 +102,29 @@ class Recall:
             return [*out, cand]
         return []
 
+    def resolve_open(self, entry: RawEntry, facts: list[tuple[str, str, str, bool, float, bool]]
+                     ) -> list[tuple[str, str, str, bool, float, bool]]:
+        """Open-vocabulary facts whose slot is the one of a value said before ("sold the Vespa",
+        predicate "?"; "traded the Fiesta in for a Niro", predicate "?fiesta") get that slot; with
+        no such earlier fact they are dropped (no claim rather than a wrong one)."""
+        out = []
+        recent = self._recent.get(entry.user_id, [])
+        for p, v, k, mu, conf, neg in facts:
+            if not p.startswith("?"):
+                out.append((p, v, k, mu, conf, neg))
+                continue
+            target = _by_value(recent, p[1:] or v)
+            if target is None:
+                continue
+            if neg and not target.multi:
+                v = ""  # the slot holds one value: close it whatever its wording
+            elif neg:
+                v = target.value
+            elif not target.multi and any(o[0] == target.predicate and o[5] for o in out):
+                out = [o for o in out if not (o[0] == target.predicate and o[5])]  # superseded, not closed
+            out.append((target.predicate, v, target.type, target.multi, conf, neg))
+        return out
+
     def _target(self, entry: RawEntry, old: str | None) -> Recent | None:
         recent = self._recent.get(entry.user_id, [])
         if old:
