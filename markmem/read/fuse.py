@@ -27,6 +27,7 @@ from typing import Any
 from ..index.text import turn_speaker
 from ..model import PROVENANCE_TRUST
 from .query import Query
+from .when import Window
 
 ROLE_TRUST = {"user": 1.0, "tool": 0.8, "system": 0.8, "other": 0.8, "assistant": 0.6}
 HALF_LIFE_DAYS: dict[str, float | None] = {  # None: does not decay
@@ -53,6 +54,8 @@ class Recipe:
     provenance: bool = True
     vectors: bool = True
     fact_first: bool = True  # current searches: stale and low-content turns last, their successors in (read.facts)
+    time_boost: float = 0.5  # a memory dated inside the question's date window scores 1 + this (0: off, read.when)
+    events: bool = True  # a question comparing events searches each event too (read.when.events)
 
 
 DEFAULT = Recipe()
@@ -77,7 +80,7 @@ class Cand:
         return (self.kind, self.id)
 
 
-def fuse(cands: list[Cand], recipe: Recipe, query: Query, ref_day: int) -> list[Cand]:
+def fuse(cands: list[Cand], recipe: Recipe, query: Query, ref_day: int, window: Window | None = None) -> list[Cand]:
     top_bm25 = max((c.bm25 for c in cands), default=0.0) or 1.0
     words = set(query.terms)
     if recipe.fusion == "blend":  # _base, inline (the search hot path)
@@ -93,6 +96,8 @@ def fuse(cands: list[Cand], recipe: Recipe, query: Query, ref_day: int) -> list[
     named: dict[tuple[str | None, str | None], bool] = {}  # a turn row's (head, speaker) -> the same
     for c in cands:
         c.weights = w = _priors(c, recipe, words, ref_day, speakers, named)
+        if window is not None and window.holds(c.row.get("valid_at") or c.row.get("valid_from")):
+            w["when"] = 1.0 + recipe.time_boost
         if w:
             for name, x in w.items():
                 if name != "exact_bonus":

@@ -9,7 +9,7 @@ from typing import Any
 from ..context import Context
 from ..index import lexicon
 from ..model import Hit, Source
-from . import facts, fts
+from . import facts, fts, when
 from .fuse import DEFAULT, Cand, Recipe, day_number, fuse, trace
 from .query import Query, parse
 
@@ -34,6 +34,29 @@ def search(
 
 def _search(ctx: Context, query: str, user_id: str, top_k: int, as_of: str | None, known_at: str | None,
             explain: bool, recipe: Recipe) -> list[Hit]:
+    ref = as_of or known_at or datetime.now(timezone.utc).isoformat()
+    span = when.window(query, datetime.fromisoformat(ref.replace("Z", "+00:00"))) if recipe.time_boost else None
+    parts = when.events(query) if recipe.events else ()
+    ranked, about = _ranked(ctx, query, user_id, top_k, as_of, known_at, recipe, ref[:10], span)
+    if parts:  # each event of a comparison gets its own search; their rankings take turns with the question's
+        lists = [_ranked(ctx, p, user_id, top_k, as_of, known_at, recipe, ref[:10], span)[0] for p in parts]
+        ranked = _interleave([*lists, ranked])
+    ranked = ranked[:top_k]
+    if about is None:
+        return []
+    top_bm25 = about.pop("top_bm25")
+    hits = _hits(ctx, ranked, user_id, recipe, top_bm25 if explain else None)
+    if explain:
+        about["when"] = {"window": span.as_dict() if span else None, "boost": 1.0 + recipe.time_boost if span else None,
+                         "events": list(parts)}
+        for h in hits:
+            (h.explain or {})["query"] = about
+    return hits
+
+
+def _ranked(ctx: Context, query: str, user_id: str, top_k: int, as_of: str | None, known_at: str | None,
+            recipe: Recipe, ref: str, span: when.Window | None) -> tuple[list[Cand], dict[str, Any] | None]:
+    """One query's candidates from every lane, fused and re-ranked: ``(ranked, what explain says of the query)``."""
     q = parse(query)
     cands: dict[Key, Cand] = {}
     snap = fts.snapshot(ctx.cache, user_id)  # every freshness check of this search, in one statement
@@ -44,21 +67,24 @@ def _search(ctx: Context, query: str, user_id: str, top_k: int, as_of: str | Non
     if recipe.vectors and ctx.embedder is not None:
         _vectors(ctx, query, user_id, as_of, known_at, recipe, cands, snap)
     if not cands:
-        return []
-    ref_day = day_number((as_of or known_at or datetime.now(timezone.utc).isoformat())[:10])
-    ranked = fuse(list(cands.values()), recipe, q, ref_day)
+        return [], None
+    ranked = fuse(list(cands.values()), recipe, q, day_number(ref), span)
     if as_of is None and known_at is None and recipe.fact_first:
         ranked = facts.rerank(ctx.cache, user_id, ranked[: max(3 * top_k, top_k + 10)], query)
-    ranked = ranked[:top_k]
-    top_bm25 = max((c.bm25 for c in cands.values()), default=0.0)
-    hits = _hits(ctx, ranked, user_id, recipe, top_bm25 if explain else None)
-    if explain:
-        model = ctx.embedder.name if recipe.vectors and ctx.embedder else None
-        about = {"terms": [t for t in q.terms if t not in dropped], "dropped_terms": dropped,
-                 "literals": list(q.literals), "vectors": model}
-        for h in hits:
-            (h.explain or {})["query"] = about
-    return hits
+    model = ctx.embedder.name if recipe.vectors and ctx.embedder else None
+    return ranked, {"terms": [t for t in q.terms if t not in dropped], "dropped_terms": dropped,
+                    "literals": list(q.literals), "vectors": model,
+                    "top_bm25": max((c.bm25 for c in cands.values()), default=0.0)}
+
+
+def _interleave(lists: list[list[Cand]]) -> list[Cand]:
+    """Round robin over the rankings, each memory once (at its best place)."""
+    out: dict[Key, Cand] = {}
+    for rank in range(max(map(len, lists), default=0)):
+        for ranked in lists:
+            if rank < len(ranked):
+                out.setdefault(ranked[rank].key, ranked[rank])
+    return list(out.values())
 
 
 def _lexical(ctx: Context, q: Query, user_id: str, top_k: int, as_of: str | None, known_at: str | None,
