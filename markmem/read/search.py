@@ -37,10 +37,12 @@ def _search(ctx: Context, query: str, user_id: str, top_k: int, as_of: str | Non
     ref = as_of or known_at or datetime.now(timezone.utc).isoformat()
     span = when.window(query, datetime.fromisoformat(ref.replace("Z", "+00:00"))) if recipe.time_boost else None
     parts = when.events(query) if recipe.events else ()
-    ranked, about = _ranked(ctx, query, user_id, top_k, as_of, known_at, recipe, ref[:10], span)
-    if parts:  # each event of a comparison gets its own search; their rankings take turns with the question's
+    # the words of a resolved date ("a month ago") are the window now, not words to match
+    text = when.without(query, span) if span else query
+    ranked, about = _ranked(ctx, text, user_id, top_k, as_of, known_at, recipe, ref[:10], span)
+    if parts:  # each event of a comparison gets its own search; their rankings take turns after the question's
         lists = [_ranked(ctx, p, user_id, top_k, as_of, known_at, recipe, ref[:10], span)[0] for p in parts]
-        ranked = _interleave([*lists, ranked])
+        ranked = _interleave([ranked, *lists])
     ranked = ranked[:top_k]
     if about is None:
         return []

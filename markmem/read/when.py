@@ -83,7 +83,7 @@ def window(question: str, ref: datetime) -> Window | None:
 
 @lru_cache(maxsize=1024)
 def _window(question: str, today: date) -> Window | None:
-    for resolve in (_ago, _span, _range, _last, _this, _dayword, _dated):
+    for resolve in (_ago, _span, _range, _between, _last, _this, _dayword, _dated):
         found = resolve(question, today)
         if found is not None:
             return found
@@ -130,6 +130,26 @@ def _range(q: str, today: date) -> Window | None:
     if last[1] < first[0]:
         first = (first[0].replace(year=first[0].year - 1), first[1].replace(year=first[1].year - 1))
     return Window(m.group(0), first[0], last[1])
+
+
+def _between(q: str, today: date) -> Window | None:
+    """"between August 11 and August 15, 2023": from the first date to the second (whose year the first
+    borrows when it has none)."""
+    m = _BETWEEN.search(q)
+    if not m or not (_is_date(m.group(1)) and _is_date(m.group(2))):
+        return None
+    last = _dated(m.group(2), today)
+    year = re.search(r"\b(?:19|20)\d\d\b", m.group(2))
+    first_text = m.group(1) if re.search(r"\b(?:19|20)\d\d\b", m.group(1)) or not year else \
+        f"{m.group(1)} {year.group(0)}"
+    first = _dated(first_text, today)
+    if first is None or last is None or last.end < first.start:
+        return None
+    return Window(m.group(0).rstrip("?"), first.start, last.end)
+
+
+def _is_date(text: str) -> bool:
+    return _DATE.fullmatch(text.strip(" ?.,")) is not None
 
 
 def _last(q: str, today: date) -> Window | None:
@@ -224,12 +244,18 @@ def _parse(phrase: str, today: date) -> date | None:
     return None if found is None else found.date()
 
 
+def without(question: str, span: Window) -> str:
+    """The question without its date expression (left whole when nothing else would remain)."""
+    rest = " ".join(question.replace(span.phrase, " ").split())
+    return rest if rest.strip(" ?.!") else question
+
+
 def events(question: str) -> tuple[str, ...]:
     """The event phrases a comparing question names (two or more), else ``()``."""
     if CUE.search(question) is None:
         return ()
     m = _BETWEEN.search(question)
-    if m:
+    if m and not (_is_date(m.group(1)) or _is_date(m.group(2))):  # two dates are a window, not two events
         return _clean([m.group(1), m.group(2)])
     first = _FIRST.search(question)
     comma = question.find(",", first.end()) if first else -1
