@@ -27,7 +27,6 @@ from typing import Any
 from ..index.text import turn_speaker
 from ..model import PROVENANCE_TRUST
 from .query import Query
-from .when import Window
 
 ROLE_TRUST = {"user": 1.0, "tool": 0.8, "system": 0.8, "other": 0.8, "assistant": 0.6}
 HALF_LIFE_DAYS: dict[str, float | None] = {  # None: does not decay
@@ -80,7 +79,9 @@ class Cand:
         return (self.kind, self.id)
 
 
-def fuse(cands: list[Cand], recipe: Recipe, query: Query, ref_day: int, window: Window | None = None) -> list[Cand]:
+def fuse(cands: list[Cand], recipe: Recipe, query: Query, ref_day: int,
+         dated: set[tuple[str, str]] | None = None) -> list[Cand]:
+    """``dated``: the candidates the question's date window covers (read.when), boosted by ``time_boost``."""
     top_bm25 = max((c.bm25 for c in cands), default=0.0) or 1.0
     words = set(query.terms)
     if recipe.fusion == "blend":  # _base, inline (the search hot path)
@@ -96,7 +97,7 @@ def fuse(cands: list[Cand], recipe: Recipe, query: Query, ref_day: int, window: 
     named: dict[tuple[str | None, str | None], bool] = {}  # a turn row's (head, speaker) -> the same
     for c in cands:
         c.weights = w = _priors(c, recipe, words, ref_day, speakers, named)
-        if window is not None and window.holds(c.row.get("valid_at") or c.row.get("valid_from")):
+        if dated and c.key in dated:
             w["when"] = 1.0 + recipe.time_boost
         if w:
             for name, x in w.items():

@@ -70,13 +70,33 @@ def _ranked(ctx: Context, query: str, user_id: str, top_k: int, as_of: str | Non
         _vectors(ctx, query, user_id, as_of, known_at, recipe, cands, snap)
     if not cands:
         return [], None
-    ranked = fuse(list(cands.values()), recipe, q, day_number(ref), span)
+    ranked = fuse(list(cands.values()), recipe, q, day_number(ref), _dated(ctx, cands, span, user_id))
     if as_of is None and known_at is None and recipe.fact_first:
         ranked = facts.rerank(ctx.cache, user_id, ranked[: max(3 * top_k, top_k + 10)], query)
     model = ctx.embedder.name if recipe.vectors and ctx.embedder else None
     return ranked, {"terms": [t for t in q.terms if t not in dropped], "dropped_terms": dropped,
                     "literals": list(q.literals), "vectors": model,
                     "top_bm25": max((c.bm25 for c in cands.values()), default=0.0)}
+
+
+def _dated(ctx: Context, cands: dict[Key, Cand], span: when.Window | None, user_id: str) -> set[Key]:
+    """The candidates ``span`` covers: dated inside it, or soon after it and telling of the past (their
+    text is read only for those few)."""
+    if span is None:
+        return set()
+    inside, later = set(), []
+    for key, c in cands.items():
+        stamp = c.row.get("valid_at") or c.row.get("valid_from")
+        if span.holds(stamp):
+            inside.add(key)
+        elif span.soon_after(stamp):
+            later.append(c)
+    rowids = [c.row["rowid"] for c in later if c.kind == "turn" and "content" not in c.row and "rowid" in c.row]
+    texts = {i: r["content"] for i, r in fts.hydrate_turns(ctx.cache, rowids, user_id).items()}
+    for c in later:
+        if span.looks_back(c.row.get("content") or c.row.get("text") or texts.get(c.id)):
+            inside.add(c.key)
+    return inside
 
 
 def _interleave(lists: list[list[Cand]]) -> list[Cand]:

@@ -49,8 +49,13 @@ _RANGE = re.compile(rf"\bfrom ({_MONTH})(?: (\d{{4}}))? (?:to|until|through|till
 _DATE = re.compile(rf"\b(?:(?:on|in|of|since|during) )?(?:the )?(?:(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?)?({_MONTH})"
                    rf"(?: (\d{{1,2}})(?:st|nd|rd|th)?)?,?(?: (\d{{4}}))?\b|\bin ((?:19|20)\d\d)\b", re.IGNORECASE)
 
+_BACK = re.compile(r"\b(?:ago|last (?:week(?:end)?|month|year|spring|summer|fall|autumn|winter|night)|yesterday|"
+                   r"recently|the other day|earlier this (?:week|month|year))\b", re.IGNORECASE)
+_NAMED = re.compile(rf"\b(?:{_MONTH}|\d+)\b", re.IGNORECASE)
+
 # comparisons: "between A and B", "..., A or B?", "the order of ..."
 _BETWEEN = re.compile(r"\bbetween (.+?) and (.+?)(?:\?|$)", re.IGNORECASE)
+_DURATION = re.compile(r"\b(?:days?|weeks?|months?|years?|time|long)\b.*\bbetween\b", re.IGNORECASE)
 _FIRST = re.compile(r"\b(?:first|earlier|sooner|before|later|last|most recently|order)\b", re.IGNORECASE)
 _LEAD = re.compile(r"^(?:the )?(?:day|time|date|moment) (?:when |that )?|^when ", re.IGNORECASE)
 
@@ -69,6 +74,22 @@ class Window:
         except ValueError:
             return False
         return self.start <= day <= self.end
+
+    def soon_after(self, iso: str | None) -> bool:
+        """Dated after the window by at most its length and a week: a turn may tell of it then."""
+        if not iso:
+            return False
+        try:
+            day = date.fromisoformat(iso[:10])
+        except ValueError:
+            return False
+        return self.end < day <= self.end + (self.end - self.start) + timedelta(days=7)
+
+    @staticmethod
+    def looks_back(text: str | None) -> bool:
+        """The text tells of an earlier time ("last month we went to ..."): a turn tells of an event
+        on the day it happened or later, never earlier."""
+        return bool(text) and _BACK.search(text or "") is not None
 
     def as_dict(self) -> dict[str, str]:
         return {"phrase": self.phrase, "start": self.start.isoformat(), "end": self.end.isoformat()}
@@ -245,7 +266,10 @@ def _parse(phrase: str, today: date) -> date | None:
 
 
 def without(question: str, span: Window) -> str:
-    """The question without its date expression (left whole when nothing else would remain)."""
+    """The question without a relative date expression ("a month ago", "last summer": words no memory of
+    that time needs to contain); a named date ("in June", "May 2023") stays, as text may say it too."""
+    if _NAMED.search(span.phrase):
+        return question
     rest = " ".join(question.replace(span.phrase, " ").split())
     return rest if rest.strip(" ?.!") else question
 
@@ -255,7 +279,8 @@ def events(question: str) -> tuple[str, ...]:
     if CUE.search(question) is None:
         return ()
     m = _BETWEEN.search(question)
-    if m and not (_is_date(m.group(1)) or _is_date(m.group(2))):  # two dates are a window, not two events
+    # how long between two events (two dates are a window; "between John and Tim" is no span of time)
+    if m and _DURATION.search(question) and not (_is_date(m.group(1)) or _is_date(m.group(2))):
         return _clean([m.group(1), m.group(2)])
     first = _FIRST.search(question)
     comma = question.find(",", first.end()) if first else -1
