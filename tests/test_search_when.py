@@ -113,3 +113,57 @@ def test_a_comparison_brings_back_both_events(mem: Memory) -> None:
     assert any("salsa" in h.text for h in hits) and any("pottery" in h.text for h in hits)
     assert hits[0].explain and hits[0].explain["query"]["when"]["events"] == list(when.events(q))
     assert len({h.id for h in hits}) == len(hits) == 3
+
+
+@pytest.mark.parametrize("question, phrase, relation, days", [
+    ("What did I buy two weeks after my trip to Rome?", "my trip to Rome", "after", 14),
+    ("Where did I live before I moved to Oslo?", "I moved to Oslo", "before", None),
+    ("What have I cooked since the cooking class?", "the cooking class", "after", None),
+])
+def test_an_anchor_names_the_event_a_span_hangs_on(question: str, phrase: str, relation: str,
+                                                   days: int | None) -> None:
+    assert when.anchor(question) == when.Anchor(phrase, relation, days)
+
+
+@pytest.mark.parametrize("question", ["Have I been to Paris before?", "What did I do first?", "Where is my hat?"])
+def test_no_anchor(question: str) -> None:
+    assert when.anchor(question) is None
+
+
+def test_an_anchor_window_from_the_event_date() -> None:
+    at, today = date(2023, 3, 1), date(2023, 6, 1)
+    w = when.Anchor("my trip", "after", 14).window(at, today)
+    assert (w.start, w.end) == (date(2023, 3, 12), date(2023, 3, 18)) and "2023-03-01" in w.phrase
+    assert (when.Anchor("my trip", "after", None).window(at, today).start, today) == (at, today)
+    assert when.Anchor("my trip", "before", None).window(at, today).end == at
+
+
+def test_a_span_after_an_event_boosts_what_came_then(mem: Memory) -> None:
+    mem.add("I flew home from my trip to Rome", user_id="al", occurred_at="2023-03-01T10:00:00Z")
+    mem.add("I went to buy a new bike at the shop", user_id="al", occurred_at="2023-01-10T10:00:00Z")
+    mem.add("I went to buy a blue bike helmet", user_id="al", occurred_at="2023-03-15T10:00:00Z")
+    hits = mem.search("What did I buy two weeks after my trip to Rome?", user_id="al",
+                      as_of="2023-06-01T00:00:00Z", explain=True)
+    order = [h.text for h in hits]
+    helmet = next(h for h in hits if "helmet" in h.text)
+    assert order.index(helmet.text) < order.index("I went to buy a new bike at the shop")
+    assert helmet.explain and helmet.explain["weights"]["when"] == 1.5
+    about = hits[0].explain["query"]["when"]
+    assert about["window"]["start"] == "2023-03-12" and about["events"] == ["my trip to Rome"]
+    assert any("Rome" in h.text for h in hits)
+
+
+def test_window_phrase_words_leave_the_match_only_when_relative() -> None:
+    w = when.window("Where did I hike a month ago?", REF)
+    assert w is not None and when.without("Where did I hike a month ago?", w) == "Where did I hike ?"
+    w = when.window("Where did I hike in May 2023?", REF)
+    assert w is not None and when.without("Where did I hike in May 2023?", w) == "Where did I hike in May 2023?"
+    w = when.window("a month ago", REF)
+    assert w is not None and when.without("a month ago", w) == "a month ago"
+
+
+def test_a_turn_soon_after_the_window_that_looks_back_is_covered() -> None:
+    w = when.Window("in March 2023", date(2023, 3, 1), date(2023, 3, 31))
+    assert w.soon_after("2023-04-18T00:00:00Z") and not w.soon_after("2023-06-01T00:00:00Z")
+    assert not w.soon_after("2023-03-15T00:00:00Z") and not w.soon_after(None) and not w.soon_after("junk")
+    assert w.looks_back("we went to a convention last month") and not w.looks_back("we go every week")

@@ -37,6 +37,8 @@ def _search(ctx: Context, query: str, user_id: str, top_k: int, as_of: str | Non
     ref = as_of or known_at or datetime.now(timezone.utc).isoformat()
     span = when.window(query, datetime.fromisoformat(ref.replace("Z", "+00:00"))) if recipe.time_boost else None
     parts = when.events(query) if recipe.events else ()
+    if span is None and recipe.time_boost and recipe.events:
+        span, parts = _anchored(ctx, query, user_id, top_k, as_of, known_at, recipe, ref, parts)
     # the words of a resolved date ("a month ago") are the window now, not words to match
     text = when.without(query, span) if span else query
     ranked, about = _ranked(ctx, text, user_id, top_k, as_of, known_at, recipe, ref[:10], span)
@@ -77,6 +79,21 @@ def _ranked(ctx: Context, query: str, user_id: str, top_k: int, as_of: str | Non
     return ranked, {"terms": [t for t in q.terms if t not in dropped], "dropped_terms": dropped,
                     "literals": list(q.literals), "vectors": model,
                     "top_bm25": max((c.bm25 for c in cands.values()), default=0.0)}
+
+
+def _anchored(ctx: Context, query: str, user_id: str, top_k: int, as_of: str | None, known_at: str | None,
+              recipe: Recipe, ref: str, parts: tuple[str, ...]) -> tuple[when.Window | None, tuple[str, ...]]:
+    """"two weeks after my trip": date the trip by its own best hit, then the span from there; the trip's
+    hits join the results like a compared event's."""
+    hang = when.anchor(query)
+    if hang is None:
+        return None, parts
+    found, _ = _ranked(ctx, hang.phrase, user_id, top_k, as_of, known_at, recipe, ref[:10], None)
+    stamp = next((c.row.get("valid_at") or c.row.get("valid_from") for c in found[:1]), None)
+    if not stamp:
+        return None, parts
+    today = datetime.fromisoformat(ref.replace("Z", "+00:00")).date()
+    return hang.window(datetime.fromisoformat(stamp.replace("Z", "+00:00")).date(), today), parts or (hang.phrase,)
 
 
 def _dated(ctx: Context, cands: dict[Key, Cand], span: when.Window | None, user_id: str) -> set[Key]:

@@ -8,10 +8,13 @@
   between A and B", "which did I do first, A or B", "the order of ..."). Search runs one search per
   phrase and interleaves their rankings with the question's own, so both events come back.
 
-A cheap literal pre-check (:func:`has_cue`, a set of time words) runs first: a question without a time word costs one regex
-scan and never reaches dateparser. Relative spans ("N weeks ago", seasons, "last month") are
-arithmetic; dates with a month name go through dateparser (``languages=["en"]``, dates from the
-past preferred, as in ``write/extract_time``).
+* :func:`anchor`: a span hung on another event ("two weeks after my trip", "before I moved"); search
+  dates the event by its own best hit, and the span from there is the window.
+
+A cheap pre-check (:func:`has_cue`, a set of time words) runs first: a question without a time word
+costs one token scan and never reaches dateparser. Relative spans ("N weeks ago", seasons, "last
+month") are arithmetic; dates with a month name go through dateparser (``languages=["en"]``, dates
+from the past preferred, as in ``write/extract_time``).
 """
 
 from __future__ import annotations
@@ -59,6 +62,7 @@ _DATE = re.compile(rf"\b(?:(?:on|in|of|since|during) )?(?:the )?(?:(\d{{1,2}})(?
 
 _BACK = re.compile(r"\b(?:ago|last (?:week(?:end)?|month|year|spring|summer|fall|autumn|winter|night)|yesterday|"
                    r"recently|the other day|earlier this (?:week|month|year))\b", re.IGNORECASE)
+_ANCHOR = re.compile(rf"\b(?:({_NUM}) ({_UNIT}) )?(after|before|since) (.+?)(?:[?,.!]|$)", re.IGNORECASE)
 _NAMED = re.compile(rf"\b(?:{_MONTH}|\d+)\b", re.IGNORECASE)
 
 # comparisons: "between A and B", "..., A or B?", "the order of ..."
@@ -271,6 +275,38 @@ def _parse(phrase: str, today: date) -> date | None:
     found = dateparser.parse(phrase, languages=["en"], settings={
         "RELATIVE_BASE": datetime(today.year, today.month, today.day), "PREFER_DATES_FROM": "past"})
     return None if found is None else found.date()
+
+
+@dataclass(frozen=True)
+class Anchor:
+    """"two weeks after my trip to Rome", "before I moved": a span of time relative to another event."""
+    phrase: str  # the event the span hangs on ("my trip to Rome")
+    relation: str  # "after" | "before"
+    days: int | None  # how far from it ("two weeks": 14), None: any time on that side
+
+    def window(self, at: date, today: date) -> Window:
+        """The span, once the anchor event is dated ``at``."""
+        label = f"{self.relation} {self.phrase} ({at.isoformat()})"
+        if self.days is None:
+            if self.relation == "after":
+                return Window(label, at, max(at, today))
+            return Window(label, date(1900, 1, 1), at)
+        slack = max(2, self.days // 4)
+        center = at + timedelta(days=self.days if self.relation == "after" else -self.days)
+        return Window(label, center - timedelta(days=slack), center + timedelta(days=slack))
+
+
+def anchor(question: str) -> Anchor | None:
+    """The event a relative span hangs on ("what did I buy two weeks after my trip?"), else None."""
+    if not has_cue(question):
+        return None
+    m = _ANCHOR.search(question)
+    if not m or len(m.group(4).split()) < 2 and not m.group(2):
+        return None  # "have I been there before?": no event named
+    rel = "before" if m.group(3).casefold() == "before" else "after"
+    days = _days(_count(m.group(1)), m.group(2)) if m.group(2) else None
+    phrase = " ".join(m.group(4).split())
+    return Anchor(phrase, rel, days) if phrase else None
 
 
 def without(question: str, span: Window) -> str:
