@@ -35,9 +35,11 @@ def search(
 def _search(ctx: Context, query: str, user_id: str, top_k: int, as_of: str | None, known_at: str | None,
             explain: bool, recipe: Recipe) -> list[Hit]:
     ref = as_of or known_at or datetime.now(timezone.utc).isoformat()
-    span = when.window(query, datetime.fromisoformat(ref.replace("Z", "+00:00"))) if recipe.time_boost else None
-    parts = when.events(query) if recipe.events else ()
-    if span is None and recipe.time_boost and recipe.events:
+    cued = when.has_cue(query)  # the cheap check: most questions stop here
+    span = when.window(query, datetime.fromisoformat(ref.replace("Z", "+00:00"))) \
+        if cued and recipe.time_boost else None
+    parts = when.events(query) if cued and recipe.events else ()
+    if cued and span is None and recipe.time_boost and recipe.events:
         span, parts = _anchored(ctx, query, user_id, top_k, as_of, known_at, recipe, ref, parts)
     # the words of a resolved date ("a month ago") are the window now, not words to match
     text = when.without(query, span) if span else query
@@ -46,9 +48,10 @@ def _search(ctx: Context, query: str, user_id: str, top_k: int, as_of: str | Non
         lists = [_ranked(ctx, p, user_id, top_k, as_of, known_at, recipe, ref[:10], span)[0] for p in parts]
         ranked = _interleave([ranked, *lists])
     ranked = ranked[:top_k]
-    if about is None:
+    if not ranked:
         return []
-    top_bm25 = about.pop("top_bm25")
+    about = about or {}
+    top_bm25 = about.pop("top_bm25", 1.0)
     hits = _hits(ctx, ranked, user_id, recipe, top_bm25 if explain else None)
     if explain:
         about["when"] = {"window": span.as_dict() if span else None, "boost": 1.0 + recipe.time_boost if span else None,
