@@ -18,12 +18,19 @@ cleaned text goes to the baselines. Empty turns (none in dev60) would be skipped
     python bench/longmemeval.py                         # 60 questions, default PII gate
     python bench/longmemeval.py --limit 2 --pii-engine regex
     python bench/longmemeval.py --types temporal-reasoning,multi-session --json
+    python bench/longmemeval.py --work DIR --reuse --split tune   # search again over DIR's ingest, in seconds
+
+Split (fixed before any time-lane tuning, 2026-12-01): within each question type, the questions sorted by
+``sha1(question_id)``; the first half is ``tune`` (tuned on), the second ``held`` (only measured).
+``--reuse`` keeps each question's ``{raw_id: turn}`` map and the baselines' scores in ``DIR/lme-ingest.json``,
+so a second run over the same folder skips ingest, compile and the baselines.
 """
 
 from __future__ import annotations
 
 import argparse
 import gzip
+import hashlib
 import json
 import math
 import os
@@ -42,8 +49,12 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from baselines import Baselines, load_builtin_embedder  # noqa: E402
+from locomo import parse_recipe  # noqa: E402
 
 from markmem import Memory  # noqa: E402
+from markmem.index import lexicon  # noqa: E402
+from markmem.read import search as searching  # noqa: E402
+from markmem.read.fuse import Recipe  # noqa: E402
 
 _SLICE = Path("shared") / "data" / "longmemeval" / "dev60.json.gz"
 # ../shared beside the checkout (/work/main), or two levels up from a worktree (/work/wt/NAME)
@@ -68,6 +79,7 @@ class Question:
     session_dates: list[datetime]
     sessions: list[list[dict[str, Any]]]  # cleaned turns: {role, content, evidence}
     keys: list[Key] = field(default_factory=list)  # every non-empty turn, in haystack order
+    user: str = ""  # its memory user (user_of, unless a --reuse run had to start its ingest again)
 
     @property
     def evidence(self) -> set[Key]:
@@ -102,13 +114,32 @@ def question_of(rec: dict[str, Any]) -> Question:
     return q
 
 
-def load(path: str | Path, types: list[str] | None = None, limit: int | None = None) -> list[Question]:
-    """Records of the slice, optionally only some types and at most ``limit`` questions per type."""
+def split_of(records: list[dict[str, Any]]) -> dict[str, str]:
+    """``{question_id: "tune" | "held"}``: per type, the first half by ``sha1(question_id)`` is tuned on."""
+    by_type: dict[str, list[str]] = defaultdict(list)
+    for rec in records:
+        by_type[rec["question_type"]].append(rec["question_id"])
+    out = {}
+    for ids in by_type.values():
+        ordered = sorted(ids, key=lambda i: hashlib.sha1(i.encode()).hexdigest())
+        out.update((qid, "tune" if n < (len(ordered) + 1) // 2 else "held") for n, qid in enumerate(ordered))
+    return out
+
+
+def load(path: str | Path, types: list[str] | None = None, limit: int | None = None,
+         split: str | None = None, ids: list[str] | None = None) -> list[Question]:
+    """Records of the slice, optionally only some types, one half of the split, some ids, and at most
+    ``limit`` questions per type."""
     with gzip.open(path, "rt", encoding="utf-8") as fh:
         records = json.load(fh)
+    halves = split_of(records)
     out, per_type = [], defaultdict(int)
     for rec in records:
         if types and rec["question_type"] not in types:
+            continue
+        if split and split != "all" and halves[rec["question_id"]] != split:
+            continue
+        if ids and rec["question_id"] not in ids:
             continue
         if limit is not None and per_type[rec["question_type"]] >= limit:
             continue
@@ -161,7 +192,7 @@ def ingest(mem: Memory, q: Question) -> tuple[dict[str, Key], list[Key]]:
         if not keys:
             continue
         msgs = [{"role": sess[t]["role"], "content": sess[t]["content"]} for _, t in keys]
-        res = mem.add(msgs, user_id=user_of(q), metadata={"session_id": q.session_ids[s]},
+        res = mem.add(msgs, user_id=q.user or user_of(q), metadata={"session_id": q.session_ids[s]},
                       occurred_at=q.session_dates[s])
         by_raw.update(zip(res.ids, keys, strict=True))
         quarantined += [by_raw[r] for r in res.quarantined]
@@ -179,19 +210,27 @@ def hit_keys(hits: list[Any], by_raw: dict[str, Key]) -> list[Key]:
     return list(out)
 
 
-def markmem_ranks(mem: Memory, q: Question, by_raw: dict[str, Key], as_of: bool = True
-                  ) -> tuple[list[Key], list[Key], tuple[float, float]]:
+def markmem_ranks(mem: Memory, q: Question, by_raw: dict[str, Key], as_of: bool = True,
+                  recipe: Recipe | None = None) -> tuple[list[Key], list[Key], tuple[float, float]]:
     """``(top-5 turns, deep ranked turns, (ms of the first top_k=5 search, ms of the same search again))``.
 
     The first search is the user's first ever (cold: per-user caches are built then); the repeat is warm.
     ``as_of=False`` searches without a date (off protocol: shows what ``as_of`` hides)."""
     when = q.date if as_of else None
+
+    def find(k: int) -> list[Any]:
+        if recipe is None:
+            return mem.search(q.question, user_id=q.user or user_of(q), top_k=k, as_of=when)  # type: ignore[return-value]
+        stamp = None if when is None else when.isoformat()  # an ablation: other fusion settings
+        return searching.search(mem.context, q.question, q.user or user_of(q), k, as_of=stamp, recipe=recipe)
+
     ms = []
     for _ in range(2):
         t0 = time.perf_counter()
-        hits5 = mem.search(q.question, user_id=user_of(q), top_k=5, as_of=when)
+        hits5 = find(5)
         ms.append((time.perf_counter() - t0) * 1000)
-    deep = mem.search(q.question, user_id=user_of(q), top_k=DEEP, as_of=when)
+        lexicon.wait_built()  # the user's in-memory index, which its first search starts: same lane every run
+    deep = find(DEEP)
     return hit_keys(hits5, by_raw)[:5], hit_keys(deep, by_raw), (ms[0], ms[1])  # type: ignore[arg-type]
 
 
@@ -210,7 +249,8 @@ def baseline_ranks(q: Question, embedder: object | None) -> dict[str, tuple[list
 
 # -- run ------------------------------------------------------------------------------------------
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    questions = load(args.data, args.types.split(",") if args.types else None, args.limit)
+    questions = load(args.data, args.types.split(",") if args.types else None, args.limit, args.split,
+                     args.ids.split(",") if args.ids else None)
     if not questions:
         sys.exit(f"no questions in {args.data} for types {args.types!r}")
     work = Path(args.work or tempfile.mkdtemp(prefix="markmem-lme-"))
@@ -221,41 +261,63 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     res: dict[str, Any] = {"work": str(work), "open_s": time.perf_counter() - t0, "gate": gate,
                            "rows": [], "add_s": 0.0, "flush_s": 0.0, "turns": 0, "quarantined": 0,
                            "quarantined_evidence": 0, "ms": defaultdict(list), "head_differs": 0,
-                           "as_of": not args.no_as_of, "vectors": getattr(mem.context.embedder, "name", None)}
+                           "as_of": not args.no_as_of, "vectors": getattr(mem.context.embedder, "name", None),
+                           "recipe": parse_recipe(args.recipe), "reused": 0}
+    cache_file = res["cache_file"] = work / "lme-ingest.json"
+    cache = json.loads(cache_file.read_text()) if args.reuse and cache_file.exists() else {}
     embedder = load_builtin_embedder()
     for i, q in enumerate(questions, 1):
-        res["rows"].append(one_question(mem, q, embedder, res))
+        res["rows"].append(one_question(mem, q, embedder, res, cache))
+        cache_file.write_text(json.dumps(cache))
         print(f"[{i}/{len(questions)}] {q.qtype:<26} " + "  ".join(
             f"{s} {int(res['rows'][-1][s]['turn any@5'])}" for s in SYSTEMS), file=sys.stderr, flush=True)
     mem.close()
     return res
 
 
-def one_question(mem: Memory, q: Question, embedder: object | None, res: dict[str, Any]) -> dict[str, Any]:
-    t0 = time.perf_counter()
-    by_raw, quarantined = ingest(mem, q)
-    t1 = time.perf_counter()
-    mem.flush()
-    res["add_s"] += t1 - t0
-    res["flush_s"] += time.perf_counter() - t1
+def one_question(mem: Memory, q: Question, embedder: object | None, res: dict[str, Any],
+                 cache: dict[str, Any]) -> dict[str, Any]:
+    """Ingest (or reuse ``cache[qid]``'s ingest), search, score; the baselines too (or their cached scores)."""
+    if "by_raw" in cache.get(q.qid, {}):
+        q.user = cache[q.qid].get("user", user_of(q))
+        by_raw = {raw: (k[0], k[1]) for raw, k in cache[q.qid]["by_raw"].items()}
+        quarantined = [(k[0], k[1]) for k in cache[q.qid]["quarantined"]]
+        res["reused"] += 1
+    else:  # an ingest a killed run left half done stays where it is: this one goes to a fresh user
+        q.user = user_of(q) + ("-again" if q.qid in cache else "")
+        cache[q.qid] = {"user": q.user}
+        res["cache_file"].write_text(json.dumps(cache))
+        t0 = time.perf_counter()
+        by_raw, quarantined = ingest(mem, q)
+        t1 = time.perf_counter()
+        mem.flush()
+        res["add_s"] += t1 - t0
+        res["flush_s"] += time.perf_counter() - t1
+        cache[q.qid].update(by_raw=by_raw, quarantined=quarantined)
     res["turns"] += len(by_raw)
     res["quarantined"] += len(quarantined)
     res["quarantined_evidence"] += len(q.evidence & set(quarantined))
-    head5, deep, (cold, warm) = markmem_ranks(mem, q, by_raw, as_of=res["as_of"])
+    head5, deep, (cold, warm) = markmem_ranks(mem, q, by_raw, as_of=res["as_of"], recipe=res["recipe"])
     res["ms"]["markmem"].append(cold)
     res["ms"]["markmem warm"].append(warm)
     res["head_differs"] += head5 != deep[:5]
     row: dict[str, Any] = {"id": q.qid, "type": q.qtype, "late_evidence": q.late_evidence,
                            "markmem": score(deep, q, head5)}
-    for name, (ranked, ms_b) in baseline_ranks(q, embedder).items():
+    if "baselines" not in cache[q.qid]:
+        cache[q.qid]["baselines"] = {name: [score(ranked, q), ms_b]
+                                     for name, (ranked, ms_b) in baseline_ranks(q, embedder).items()}
+    for name, (scores, ms_b) in cache[q.qid]["baselines"].items():
         res["ms"][name].append(ms_b)
-        row[name] = score(ranked, q)
+        row[name] = scores
     return row
 
 
 def report(res: dict[str, Any]) -> None:
     n = len(res["rows"])
-    print(f"LongMemEval dev slice: {n} questions, {res['turns']} turns; memory repo {res['work']}")
+    print(f"LongMemEval dev slice: {n} questions, {res['turns']} turns; memory repo {res['work']}"
+          + (f" ({res['reused']} questions' ingest reused)" if res["reused"] else ""))
+    if res["recipe"] is not None:
+        print(f"markmem recipe: {res['recipe']}")
     print(f"PII gate that ran: {res['gate']}; markmem: default search, vector lane {res['vectors'] or 'OFF'}; "
           f"bm25: FTS5 bm25, markmem's tokenizer; hybrid: bm25 + model2vec cosine, RRF k=60")
     print(f"ingest: add() {res['add_s']:.1f} s ({1000 * res['add_s'] / max(1, res['turns']):.2f} ms/turn), "
@@ -287,6 +349,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--no-as-of", action="store_true", help="search markmem without as_of (off protocol)")
     ap.add_argument("--json", action="store_true", help="print the summary and per-question rows as JSON")
     ap.add_argument("--dump", help="also write per-question results (JSON lines) to this file")
+    ap.add_argument("--reuse", action="store_true",
+                    help="reuse the ingest (and baseline scores) recorded in --work's lme-ingest.json")
+    ap.add_argument("--split", choices=("tune", "held", "all"), default="all",
+                    help="half of the fixed split by sha1(question_id) within each type (see above)")
+    ap.add_argument("--ids", help="comma-separated question ids")
+    ap.add_argument("--recipe", help='fusion settings for an ablation, e.g. "answer_weight=0"')
     args = ap.parse_args(argv)
     res = run(args)
     if args.dump:

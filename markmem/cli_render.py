@@ -113,6 +113,12 @@ def hits(found: Sequence[Hit], user_id: str, has_memories: bool) -> None:
         return
     rows(("score", "kind", "id", "text"), ((f"{h.score:.3f}", h.kind, h.id, _short(h.text, 90)) for h in found),
          "no matches")
+    when = next((h.explain["query"].get("when") for h in found if h.explain and "query" in h.explain), None)
+    if when and when.get("window"):
+        w = when["window"]
+        click.echo(f"time window: {w['phrase']!r} = {w['start']} .. {w['end']}, score x{when['boost']}")
+    if when and when.get("events"):
+        click.echo("events searched: " + " | ".join(when["events"]))
 
 
 def pages(found: Sequence[Page], user_id: str) -> None:

@@ -114,3 +114,26 @@ def test_baselines_rank_the_evidence_first(embedder: object) -> None:
     assert list(summary) == ["overall", "single-session-user", "temporal-reasoning"]
     assert summary["overall"]["n"] == 2
     assert summary["overall"]["bm25"]["turn any@5"] == 100.0
+
+
+def test_the_split_halves_each_type_by_question_id_hash() -> None:
+    recs = [{**DOG, "question_id": f"d{i}"} for i in range(5)] + [{**TRIP, "question_id": f"t{i}"} for i in range(4)]
+    halves = lme.split_of(recs)
+    assert halves == lme.split_of(list(reversed(recs)))  # by hash, not by order
+    dogs = [halves[f"d{i}"] for i in range(5)]
+    trips = [halves[f"t{i}"] for i in range(4)]
+    assert (dogs.count("tune"), trips.count("tune"), trips.count("held")) == (3, 2, 2)
+
+
+def test_a_second_run_reuses_the_ingest_and_scores_the_same(tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                                            ) -> None:
+    path = tmp_path / "slice.json.gz"
+    with gzip.open(path, "wt", encoding="utf-8") as fh:
+        json.dump([DOG, TRIP], fh)
+    args = ["--data", str(path), "--work", str(tmp_path / "repo"), "--pii-engine", "regex", "--json"]
+    lme.main(args)
+    first = json.loads(capsys.readouterr().out)
+    lme.main([*args, "--reuse", "--split", "all", "--recipe", "time_boost=0.5"])
+    second = json.loads(capsys.readouterr().out)
+    assert first["rows"] == second["rows"] and second["turns"] == first["turns"] == 9
+    assert json.loads((tmp_path / "repo" / "lme-ingest.json").read_text()).keys() == {"q-dog", "q-trip"}

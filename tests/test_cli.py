@@ -94,3 +94,17 @@ def test_reading_commands_never_create_a_repo(tmp_path: Path) -> None:
     result = run(tmp_path / "nothing", "search", "x", "--user", "ana")
     assert result.exit_code == 1 and "markmem init" in result.output
     assert not (tmp_path / "nothing").exists()
+
+
+def test_search_explain_shows_the_time_window_and_events(tmp_path: Path) -> None:
+    from datetime import datetime, timedelta, timezone
+
+    repo = tmp_path / "mem"
+    run(repo, "add", "I went hiking in the hills", "--user", "ana")
+    tomorrow = (datetime.now(timezone.utc) + timedelta(days=1)).isoformat()
+    out = run(repo, "search", "Where did I go hiking yesterday?", "--user", "ana", "--as-of", tomorrow, "--explain")
+    assert out.exit_code == 0, out.output
+    assert "hiking in the hills" in out.output and "time window: 'yesterday' = " in out.output
+    out = run(repo, "search", "Which did I do first, hiking or the pottery class?", "--user", "ana", "--explain")
+    assert "events searched: Which did I do hiking | Which did I do the pottery class" in out.output
+    assert "time window" not in run(repo, "search", "hiking", "--user", "ana", "--explain").output

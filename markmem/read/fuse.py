@@ -53,6 +53,8 @@ class Recipe:
     provenance: bool = True
     vectors: bool = True
     fact_first: bool = True  # current searches: stale and low-content turns last, their successors in (read.facts)
+    time_boost: float = 0.5  # a memory dated inside the question's date window scores 1 + this (0: off, read.when)
+    events: bool = True  # a question comparing events searches each event too (read.when.events)
 
 
 DEFAULT = Recipe()
@@ -77,7 +79,9 @@ class Cand:
         return (self.kind, self.id)
 
 
-def fuse(cands: list[Cand], recipe: Recipe, query: Query, ref_day: int) -> list[Cand]:
+def fuse(cands: list[Cand], recipe: Recipe, query: Query, ref_day: int,
+         dated: set[tuple[str, str]] | None = None) -> list[Cand]:
+    """``dated``: the candidates the question's date window covers (read.when), boosted by ``time_boost``."""
     top_bm25 = max((c.bm25 for c in cands), default=0.0) or 1.0
     words = set(query.terms)
     if recipe.fusion == "blend":  # _base, inline (the search hot path)
@@ -93,6 +97,8 @@ def fuse(cands: list[Cand], recipe: Recipe, query: Query, ref_day: int) -> list[
     named: dict[tuple[str | None, str | None], bool] = {}  # a turn row's (head, speaker) -> the same
     for c in cands:
         c.weights = w = _priors(c, recipe, words, ref_day, speakers, named)
+        if dated and c.key in dated:
+            w["when"] = 1.0 + recipe.time_boost
         if w:
             for name, x in w.items():
                 if name != "exact_bonus":

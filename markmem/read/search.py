@@ -9,7 +9,7 @@ from typing import Any
 from ..context import Context
 from ..index import lexicon
 from ..model import Hit, Source
-from . import facts, fts
+from . import facts, fts, when
 from .fuse import DEFAULT, Cand, Recipe, day_number, fuse, trace
 from .query import Query, parse
 
@@ -34,6 +34,36 @@ def search(
 
 def _search(ctx: Context, query: str, user_id: str, top_k: int, as_of: str | None, known_at: str | None,
             explain: bool, recipe: Recipe) -> list[Hit]:
+    ref = as_of or known_at or datetime.now(timezone.utc).isoformat()
+    cued = when.has_cue(query)  # the cheap check: most questions stop here
+    span = when.window(query, datetime.fromisoformat(ref.replace("Z", "+00:00"))) \
+        if cued and recipe.time_boost else None
+    parts = when.events(query) if cued and recipe.events else ()
+    if cued and span is None and recipe.time_boost and recipe.events:
+        span, parts = _anchored(ctx, query, user_id, top_k, as_of, known_at, recipe, ref, parts)
+    # the words of a resolved date ("a month ago") are the window now, not words to match
+    text = when.without(query, span) if span else query
+    ranked, about = _ranked(ctx, text, user_id, top_k, as_of, known_at, recipe, ref[:10], span)
+    if parts:  # each event of a comparison gets its own search; their rankings take turns after the question's
+        lists = [_ranked(ctx, p, user_id, top_k, as_of, known_at, recipe, ref[:10], span)[0] for p in parts]
+        ranked = _interleave([ranked, *lists])
+    ranked = ranked[:top_k]
+    if not ranked:
+        return []
+    about = about or {}
+    top_bm25 = about.pop("top_bm25", 1.0)
+    hits = _hits(ctx, ranked, user_id, recipe, top_bm25 if explain else None)
+    if explain:
+        about["when"] = {"window": span.as_dict() if span else None, "boost": 1.0 + recipe.time_boost if span else None,
+                         "events": list(parts)}
+        for h in hits:
+            (h.explain or {})["query"] = about
+    return hits
+
+
+def _ranked(ctx: Context, query: str, user_id: str, top_k: int, as_of: str | None, known_at: str | None,
+            recipe: Recipe, ref: str, span: when.Window | None) -> tuple[list[Cand], dict[str, Any] | None]:
+    """One query's candidates from every lane, fused and re-ranked: ``(ranked, what explain says of the query)``."""
     q = parse(query)
     cands: dict[Key, Cand] = {}
     snap = fts.snapshot(ctx.cache, user_id)  # every freshness check of this search, in one statement
@@ -44,21 +74,59 @@ def _search(ctx: Context, query: str, user_id: str, top_k: int, as_of: str | Non
     if recipe.vectors and ctx.embedder is not None:
         _vectors(ctx, query, user_id, as_of, known_at, recipe, cands, snap)
     if not cands:
-        return []
-    ref_day = day_number((as_of or known_at or datetime.now(timezone.utc).isoformat())[:10])
-    ranked = fuse(list(cands.values()), recipe, q, ref_day)
+        return [], None
+    ranked = fuse(list(cands.values()), recipe, q, day_number(ref), _dated(ctx, cands, span, user_id))
     if as_of is None and known_at is None and recipe.fact_first:
         ranked = facts.rerank(ctx.cache, user_id, ranked[: max(3 * top_k, top_k + 10)], query)
-    ranked = ranked[:top_k]
-    top_bm25 = max((c.bm25 for c in cands.values()), default=0.0)
-    hits = _hits(ctx, ranked, user_id, recipe, top_bm25 if explain else None)
-    if explain:
-        model = ctx.embedder.name if recipe.vectors and ctx.embedder else None
-        about = {"terms": [t for t in q.terms if t not in dropped], "dropped_terms": dropped,
-                 "literals": list(q.literals), "vectors": model}
-        for h in hits:
-            (h.explain or {})["query"] = about
-    return hits
+    model = ctx.embedder.name if recipe.vectors and ctx.embedder else None
+    return ranked, {"terms": [t for t in q.terms if t not in dropped], "dropped_terms": dropped,
+                    "literals": list(q.literals), "vectors": model,
+                    "top_bm25": max((c.bm25 for c in cands.values()), default=0.0)}
+
+
+def _anchored(ctx: Context, query: str, user_id: str, top_k: int, as_of: str | None, known_at: str | None,
+              recipe: Recipe, ref: str, parts: tuple[str, ...]) -> tuple[when.Window | None, tuple[str, ...]]:
+    """"two weeks after my trip": date the trip by its own best hit, then the span from there; the trip's
+    hits join the results like a compared event's."""
+    hang = when.anchor(query)
+    if hang is None:
+        return None, parts
+    found, _ = _ranked(ctx, hang.phrase, user_id, top_k, as_of, known_at, recipe, ref[:10], None)
+    stamp = next((c.row.get("valid_at") or c.row.get("valid_from") for c in found[:1]), None)
+    if not stamp:
+        return None, parts
+    today = datetime.fromisoformat(ref.replace("Z", "+00:00")).date()
+    return hang.window(datetime.fromisoformat(stamp.replace("Z", "+00:00")).date(), today), parts or (hang.phrase,)
+
+
+def _dated(ctx: Context, cands: dict[Key, Cand], span: when.Window | None, user_id: str) -> set[Key]:
+    """The candidates ``span`` covers: dated inside it, or soon after it and telling of the past (their
+    text is read only for those few)."""
+    if span is None:
+        return set()
+    inside, later = set(), []
+    for key, c in cands.items():
+        stamp = c.row.get("valid_at") or c.row.get("valid_from")
+        if span.holds(stamp):
+            inside.add(key)
+        elif span.soon_after(stamp):
+            later.append(c)
+    rowids = [c.row["rowid"] for c in later if c.kind == "turn" and "content" not in c.row and "rowid" in c.row]
+    texts = {i: r["content"] for i, r in fts.hydrate_turns(ctx.cache, rowids, user_id).items()}
+    for c in later:
+        if span.looks_back(c.row.get("content") or c.row.get("text") or texts.get(c.id)):
+            inside.add(c.key)
+    return inside
+
+
+def _interleave(lists: list[list[Cand]]) -> list[Cand]:
+    """Round robin over the rankings, each memory once (at its best place)."""
+    out: dict[Key, Cand] = {}
+    for rank in range(max(map(len, lists), default=0)):
+        for ranked in lists:
+            if rank < len(ranked):
+                out.setdefault(ranked[rank].key, ranked[rank])
+    return list(out.values())
 
 
 def _lexical(ctx: Context, q: Query, user_id: str, top_k: int, as_of: str | None, known_at: str | None,
