@@ -27,7 +27,7 @@ from ..ports import PiiFinding, PiiPolicy, PiiScanner
 if TYPE_CHECKING:
     from ..context import Context
 
-Detector = Callable[[str], "str | None"]
+Detector = Callable[..., "str | None"]  # (text, *, model=True) -> reason or None
 _SEP = "\n\n"
 
 
@@ -40,6 +40,7 @@ class Fields:
     agent_id: str | None = None
     run_id: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)  # JSON values (see messages.clean_metadata)
+    role: str | None = None  # not stored: an assistant turn is read by the guard's rules only
 
 
 @dataclass(frozen=True)
@@ -84,10 +85,20 @@ def screen(
         masked = {e for e in entities if policy.action(e) == "mask"}
         reason = None
         if detect_injection is not None:
-            reason = detect_injection(rec.text) or (detect_injection(side.text) if side.text else None)
+            reason = _guard(detect_injection, rec, side.text)
         gated = replace(side.rebuild(rec, side_f, policy), text=mask(rec.text, main_f, policy))
         out.append(Gated(gated, tuple(sorted(entities)), tuple(sorted(masked)), reason))
     return out
+
+
+def _guard(detect: Detector, rec: Fields, side_text: str) -> str | None:
+    """The injection verdict on a record's text and side fields. An assistant turn is read by the
+    rules only: the embedding classifier flagged 18% of the ~15k assistant turns of LongMemEval's
+    dev slice (long helpful answers full of "you", "recommend", "AI") against 0.8% of its user
+    turns, and the assistant's own words are not where an injected order enters a memory."""
+    if rec.role == "assistant":
+        return detect(rec.text, model=False) or (detect(side_text, model=False) if side_text else None)
+    return detect(rec.text) or (detect(side_text) if side_text else None)
 
 
 def mask(text: str, findings: Sequence[PiiFinding], policy: PiiPolicy) -> str:

@@ -350,12 +350,12 @@ def _rule_totals(prepared: tuple[str, str, set[str]], *, use_hints: bool = True)
     return totals
 
 
-def _verdict(text: str) -> tuple[dict[str, float], float | None]:
+def _verdict(text: str, model: bool = True) -> tuple[dict[str, float], float | None]:
     """The rules' totals, and the classifier's probability over its threshold when the rules do
-    not flag the text and the classifier is on (else ``None``)."""
+    not flag the text and the classifier is on and wanted (else ``None``)."""
     prepared = prepare(text)
     totals = _rule_totals(prepared)
-    if sum(totals.values()) >= THRESHOLD or not may_read(prepared[1]):
+    if not model or sum(totals.values()) >= THRESHOLD or not may_read(prepared[1]):
         return totals, None  # flagged already, or nothing the classifier would read: no model load
     classifier = load_classifier()
     if classifier is None:
@@ -372,15 +372,16 @@ def injection_score(text: str) -> float:
     return min(1.0, max(sum(totals.values()), model or 0.0))
 
 
-def detect_injection(text: str) -> str | None:
+def detect_injection(text: str, *, model: bool = True) -> str | None:
     """The reason label when ``text`` looks like an instruction override, else ``None``.
 
     The rules decide first (their label says which kind of override); text they let through is
-    read by the embedding classifier, which flags it as ``embedded-instructions``.
+    read by the embedding classifier, which flags it as ``embedded-instructions``, unless
+    ``model=False`` (the gate passes that for assistant turns: see ``gate.screen``).
     """
     if not text:
         return None
-    totals, model = _verdict(text)
+    totals, prob = _verdict(text, model)
     if sum(totals.values()) >= THRESHOLD:
         return max(totals, key=totals.__getitem__)
-    return CLASSIFIER_LABEL if model is not None and model >= 1.0 else None
+    return CLASSIFIER_LABEL if prob is not None and prob >= 1.0 else None

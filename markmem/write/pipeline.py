@@ -77,7 +77,7 @@ def prepare(
         raise InvalidInput(f"messages and metadata total {used + size} bytes, over the limit of {limit}",
                            field="metadata")
     agent_id, run_id = clean_name(agent_id, field="agent_id"), clean_name(run_id, field="run_id")
-    gated = gate(ctx, [Fields(t.content, t.speaker, agent_id, run_id, meta) for t in turns])
+    gated = gate(ctx, [Fields(t.content, t.speaker, agent_id, run_id, meta, t.role) for t in turns])
     stamp = now()
     entries = [
         RawEntry(
