@@ -140,6 +140,17 @@ class Memory:
         chosen = self.settings.token_budget if budget is None else budget
         return packing.pack(self._ctx, user_id, hits, chosen, t_valid, t_known)
 
+    def related(self, user_id: str, entity: str) -> dict[str, Any]:
+        """An entity's neighbourhood: the person, pet, place or organisation named ``entity`` (a
+        name, any case, or its page id ``u/<user>/entity/e-...``) and its active relations, out of
+        it and into it, each naming the other entity's page. NotFound for an unknown entity."""
+        validate_user_id(user_id)
+        if not isinstance(entity, str) or not entity.strip():
+            raise _bad("entity must be a name or an entity page id")
+        from .read import graph
+
+        return graph.related(self._ctx.scoped(user_id), user_id, entity.strip())
+
     def get(self, id: str, user_id: str | None = None) -> Page | Claim | RawEntry:
         """A page (``u/alice/profile/lives-in``), a claim (``c-...``) or a raw entry (``r-...``).
         With ``user_id``, an id owned by anyone else is NotFound (for shells scoped to one user)."""
