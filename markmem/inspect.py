@@ -64,6 +64,8 @@ def get_all(ctx: Context, user_id: str, type: str | None, include_archived: bool
     if type is not None:
         sql += " AND type=?"
         params.append(type)
+    else:  # entity pages are the graph's: asked for by type, or through related()
+        sql += " AND type != 'entity'"
     if not include_archived:
         sql += " AND archived=0"
     pages = []

@@ -162,6 +162,7 @@ class Memory:
         return found
 
     def get_all(self, user_id: str, type: str | None = None, include_archived: bool = False) -> list[Page]:
+        """A user's pages; entity pages (``type="entity"``) only when asked for by type."""
         return inspect.get_all(self._ctx, validate_user_id(user_id), type, include_archived)
 
     def history(self, id: str | None = None, include_diff: bool = True, user_id: str | None = None) -> list[Any]:

@@ -15,6 +15,7 @@ scanned alone; anything else rebuilds.
 
 from __future__ import annotations
 
+import math
 import re
 import threading
 from collections import defaultdict
@@ -29,6 +30,8 @@ from ..store.pages import page_path, read_page
 
 RESTART = 0.35  # the walk's chance to jump back to a seed at each step
 STEPS = 4
+HUB = 0.05  # an entity named in over this share of a user's turns is everyone's context, not a seed
+HUB_MIN = 25  # ... and in over this many (a new user's few turns all name someone)
 _LABEL = re.compile(r"^[^:\n]{1,40}:\s")
 _WORD = re.compile(r"[a-z0-9][a-z0-9'-]*")
 
@@ -45,6 +48,7 @@ class Entity:
 class Graph:
     stamp: tuple[object, ...] = ()
     seen: int = 0  # highest raw rowid scanned for mentions
+    turns: int = 0  # turns scanned
     entities: dict[str, Entity] = field(default_factory=dict)
     names: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # first word -> (name, entity id)
     pattern: re.Pattern[str] | None = None
@@ -78,8 +82,9 @@ def graph(ctx: Context, user_id: str, gen: object) -> Graph:
     if g is not None and g.stamp == stamp:
         return g
     if g is None or g.stamp[1:] != (sig,) or not _only_added(g.stamp, gen):
-        g = _build(ctx, user_id)
-    _scan(ctx, user_id, g)
+        g = _build(ctx, user_id) if sig[0] else Graph()
+    if g.pattern is not None:
+        _scan(ctx, user_id, g)
     g.stamp = stamp
     with _lock:
         _graphs[key] = g
@@ -145,14 +150,14 @@ def _scan(ctx: Context, user_id: str, g: Graph) -> None:
     if not rows:
         return
     g.seen = max(g.seen, max(r[0] for r in rows))
-    if g.pattern is None:
-        return
+    assert g.pattern is not None
     by_name = {n: eid for ns in g.names.values() for n, eid in ns}
     for _rowid, rid, content in rows:
         text = _LABEL.sub("", content, count=1).casefold()
         found = set(g.pattern.findall(text))
         for name in found:
             _link(g, ("e", by_name[name]), ("r", rid), 1.0)
+        g.turns += 1
 
 
 def _link(g: Graph, a: object, b: object, w: float) -> None:
@@ -182,17 +187,33 @@ def rank(g: Graph, seeds: dict[str, float], depth: int) -> list[tuple[str, float
     return turns[:depth]
 
 
-def seeds(g: Graph, query: str, hits: Iterable[str] = (), hit_weight: float = 0.5) -> dict[str, float]:
-    """Entities named in the query (weight 1), then those the top hits name (``hit_weight``);
-    empty when the query names none."""
-    named = g.named_in(query)
+def seeds(g: Graph, query: str, hits: Iterable[str] = (), hit_weight: float = 0.5,
+          hub: float = HUB) -> dict[str, float]:
+    """Entities named in the query, then (at ``hit_weight``) those the top hits name, each
+    weighted by how specific it is (``log(turns / its turns)``, like an IDF); an entity named in
+    over ``hub`` of the turns (the person talking) seeds nothing. Empty when the query names no
+    specific entity: the lane is skipped."""
+    named = {e for e in g.named_in(query) if _specific(g, e, hub)}
     if not named:
         return {}
-    out = dict.fromkeys(named, 1.0)
+    out = {e: _idf(g, e) for e in named}
     for text in hits:
         for eid in g.named_in(_LABEL.sub("", text, count=1)) - named:
-            out[eid] = max(out.get(eid, 0.0), hit_weight)
+            if _specific(g, eid, hub):
+                out[eid] = max(out.get(eid, 0.0), hit_weight * _idf(g, eid))
     return out
+
+
+def _degree(g: Graph, eid: str) -> int:
+    return len(g.edges.get(("e", eid), ()))
+
+
+def _specific(g: Graph, eid: str, hub: float) -> bool:
+    return 0 < _degree(g, eid) <= max(HUB_MIN, hub * g.turns)
+
+
+def _idf(g: Graph, eid: str) -> float:
+    return math.log(1.0 + max(g.turns, 1) / max(_degree(g, eid), 1))
 
 
 def related(ctx: Context, user_id: str, name_or_id: str) -> dict[str, Any]:

@@ -59,17 +59,19 @@ def relations(user_id: str, cand: Candidate) -> list[Relation]:
     out: list[Relation] = []
     subject, predicate = cand.subject, normalise_predicate(cand.predicate)
     if subject != user_id:
+        if not (_is_name(subject) or subject.casefold() in _KIN_WORDS):
+            return []
         out += _kinship(user_id, subject, cand.text)
     if predicate.startswith("relationship_") and subject == user_id and _is_name(cand.value):
         rel = predicate[len("relationship_"):]
         out.append(Relation(cand.value.strip(), f"{rel}_of", user_id, "user"))
     target = _TARGETS.get(predicate)
-    if target and cand.value.strip() and not cand.value.startswith("<"):
+    if target and _is_name(cand.value):
         relation, kind = target
         value = cand.value.strip()
         if kind == "pet":
             m = _NAMED.search(value) or _NAMED.search(cand.text)
-            value = m.group("name") if m else value
+            value = m.group("name") if m else value  # "a dog named Rex" is Rex; "a cat" stays "cat"
         out.append(Relation(subject, relation, value, kind))
     return out
 
@@ -84,9 +86,21 @@ def _kinship(user_id: str, subject: str, text: str) -> list[Relation]:
     return [Relation(subject, "knows", user_id, "user")]  # someone the user speaks of
 
 
+_NOT_LEAD = frozenset(
+    "a an in on at to for of from with by about into this that these those it its it's some any every all "
+    "lots lot much many more most such what which who whom whose how when where why there here i you he she we "
+    "they me him her us them my your his our their not no just also very really so".split())
+
+
 def _is_name(value: str) -> bool:
-    v = value.strip()
-    return bool(v) and not v.startswith("<") and len(v) <= 60
+    """Does this value name one thing ("Ostara", "Lisbon", "writers group"), rather than being a
+    phrase a rule caught ("in", "to help out", "a tech company I like")? A masked value never does."""
+    words = value.strip().split()
+    if not words or len(words) > 4 or value.startswith("<") or len(value) > 60:
+        return False
+    if words[0].casefold() in _NOT_LEAD or any(w.casefold() in ("i", "me", "my", "we") for w in words):
+        return False
+    return any(c.isalpha() for c in value) and len(value.strip()) >= 2
 
 
 def build(candidates: Sequence[Candidate], entries: dict[str, RawEntry], load: Loader, now: str,
