@@ -104,3 +104,7 @@ def entity_page_id(user_id: str, name: str) -> str:
     if name == user_id:
         return f"u/{user_id}/entity/self"
     return f"u/{user_id}/entity/e-{short_hash(entity_key(name), n=10)}"
+
+
+# Relations an entity has one of at a time (a new one supersedes); others add ("owns", "sister_of").
+SINGLE_RELATIONS = frozenset({"lives_in", "works_at", "studies_at", "staying_in", "from", "partner"})

@@ -20,9 +20,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from ..errors import MalformedPage
-from ..ids import claim_id, short_hash
+from ..ids import SINGLE_RELATIONS, claim_id, short_hash
 from ..ids import entity_page_id as page_id
 from ..model import Candidate, Claim, Page, RawEntry
+from ..store.pages import render_body
 from .extract import norm_value
 from .extract_rules import REL
 from .resolve import apply, normalise_predicate
@@ -123,14 +124,13 @@ def build(candidates: Sequence[Candidate], entries: dict[str, RawEntry], load: L
                                                 and c.valid_until is None for c in page.claims):
                 continue  # "Maria moved" after "my sister Maria": she is known already
             rc = replace(cand, subject=rel.subject, predicate=rel.predicate, value=rel.target,
-                         multi=rel.predicate not in _SINGLE)
+                         multi=rel.predicate not in SINGLE_RELATIONS)
             claims, counts = _apply(list(page.claims), rc, entry, now)
             if counts != (0, 0, 0):
                 pages[page.id] = replace(page, claims=tuple(claims), updated=now)
-    return {pid: replace(p, body=render(p)) for pid, p in pages.items()}
+    return {pid: replace(p, body=render_body(p)) for pid, p in pages.items()}
 
 
-_SINGLE = frozenset({"lives_in", "works_at", "studies_at", "staying_in", "from", "partner"})
 
 
 def _ensure(pages: dict[str, Page], load: Loader, user_id: str, name: str, kind: str, now: str) -> Page:
@@ -186,21 +186,3 @@ def _renamed(c: Claim, old: str, new: str) -> Claim:
         return c
     return replace(c, id=new if c.id == old else c.id, supersedes=new if c.supersedes == old else c.supersedes,
                    superseded_by=new if c.superseded_by == old else c.superseded_by)
-
-
-def render(page: Page) -> str:
-    """The page's markdown: its kind, then each relation as a link to the target's page."""
-    user = page.user_id or ""
-    lines = [f"# {page.title}", "", f"_{page.extra.get('kind', 'entity')}_", ""]
-    active, closed = [], []
-    for c in page.claims:
-        link = f"[{c.value}]({page_id(user, c.value).rsplit('/', 1)[1]}.md)"
-        words = c.predicate.replace("_", " ")
-        if c.valid_until is None:
-            active.append(f"- {words} {link} ^{c.id}")
-        else:
-            closed.append(f"- ~~{words} {link}~~ ({(c.valid_from or '?')[:10]} → {c.valid_until[:10]}) ^{c.id}")
-    lines += active or ["_(no relations)_"]
-    if closed:
-        lines += ["", "## Superseded", *closed]
-    return "\n".join(lines) + "\n"
