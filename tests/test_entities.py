@@ -115,6 +115,11 @@ def test_graph_stays_fresh_and_is_per_user(told: Memory) -> None:
     told.add("Maria adopted a kitten named Miso", user_id="alice")  # a turn only: no entity page changes
     found = told.search("Maria", user_id="alice", top_k=10, explain=True)
     assert any("kitten" in h.text and "graph" in h.explain["lanes"] for h in found)  # type: ignore[index]
+    told.add("Maria works at Ostara", user_id="alice")  # a new relation, no new name: mentions are kept
+    told.flush()
+    found = told.search("what did Maria do last week?", user_id="alice", top_k=10, explain=True)
+    assert any("hiking" in h.text and "graph" in h.explain["lanes"] for h in found)  # type: ignore[index]
+    assert ("works_at", "Ostara") in rel(told.related("alice", "Maria"))
     told.add("Maria is lovely", user_id="carl")
     told.flush()
     assert all(h.user_id == "carl" for h in told.search("Maria", user_id="carl"))

@@ -49,6 +49,7 @@ class Graph:
     stamp: tuple[object, ...] = ()
     seen: int = 0  # highest raw rowid scanned for mentions
     turns: int = 0  # turns scanned
+    mentions: list[tuple[str, str]] = field(default_factory=list)  # (entity id, raw id) found by the scan
     entities: dict[str, Entity] = field(default_factory=dict)
     names: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # first word -> (name, entity id)
     pattern: re.Pattern[str] | None = None
@@ -82,7 +83,11 @@ def graph(ctx: Context, user_id: str, gen: object) -> Graph:
     if g is not None and g.stamp == stamp:
         return g
     if g is None or g.stamp[1:] != (sig,) or not _only_added(g.stamp, gen):
+        old = g if g is not None and _only_added(g.stamp, gen) else None
         g = _build(ctx, user_id) if sig[0] else Graph()
+        if old is not None and old.pattern is not None and g.pattern is not None \
+                and old.pattern.pattern == g.pattern.pattern:  # same names: the turns' mentions stand
+            _replay(g, old)
     if g.pattern is not None:
         _scan(ctx, user_id, g)
     g.stamp = stamp
@@ -157,7 +162,14 @@ def _scan(ctx: Context, user_id: str, g: Graph) -> None:
         found = set(g.pattern.findall(text))
         for name in found:
             _link(g, ("e", by_name[name]), ("r", rid), 1.0)
+            g.mentions.append((by_name[name], rid))
         g.turns += 1
+
+
+def _replay(g: Graph, old: Graph) -> None:
+    for eid, rid in old.mentions:
+        _link(g, ("e", eid), ("r", rid), 1.0)
+    g.mentions, g.seen, g.turns = list(old.mentions), old.seen, old.turns
 
 
 def _link(g: Graph, a: object, b: object, w: float) -> None:
