@@ -196,6 +196,12 @@ def get_all(mem: Mem, user_id: str, type: str | None = None, include_archived: b
     return to_jsonable(mem.get_all(user_id, type=type, include_archived=include_archived))
 
 
+@router.get("/users/{user_id}/related", tags=["read"])
+def related(mem: Mem, user_id: str, entity: str) -> Any:
+    """An entity's neighbourhood: its relations (sister_of, works_at, lives_in, owns ...), out and in."""
+    return mem.related(user_id, entity)
+
+
 @router.get("/history/{id:path}", tags=["read"])
 def history(mem: Mem, id: str, include_diff: bool = True) -> Any:
     return to_jsonable(mem.history(id, include_diff=include_diff))

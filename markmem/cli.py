@@ -151,6 +151,26 @@ def list_(repo: Path, user_id: str, type_: str | None, as_json: bool) -> None:
 
 @main.command()
 @repo_option
+@click.argument("entity")
+@click.option("--user", "user_id", required=True, help="Whose entity.")
+@json_option
+def related(repo: Path, entity: str, user_id: str, as_json: bool) -> None:
+    """An entity's relations: a person, pet, place or organisation (by name or page id)."""
+    with _open(repo) as mem:
+        found = mem.related(user_id, entity)
+    if as_json:
+        _emit(found, True)
+        return
+    click.echo(f"{found['title']} ({found['kind']})  {found['id']}")
+    for r in found["relations"]:
+        arrow = "->" if r["direction"] == "out" else "<-"
+        click.echo(f"  {arrow} {r['predicate']:<14} {r['title']} ({r['kind']})  {r['id']}")
+    if not found["relations"]:
+        click.echo("  (no relations)")
+
+
+@main.command()
+@repo_option
 @click.argument("ident", required=False)
 @click.option("--user", "user_id", default=None, help="Every operation touching this user.")
 @click.option("--no-diff", is_flag=True, help="Leave out the diffs.")

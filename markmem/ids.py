@@ -89,3 +89,22 @@ def parse_occurred(value: object, *, field: str = "occurred_at") -> str:
         raise InvalidInput(f"{field} must lie between {OCCURRED_MIN[:10]} and {OCCURRED_MAX[:10]} "
                            f"(exclusive), got {text}", field=field)
     return text
+
+
+_ARTICLE = re.compile(r"^(?:the|a|an|my|our)\s+", re.IGNORECASE)
+
+
+def entity_key(name: str) -> str:
+    """A name as entities are matched: case, spacing and a leading article ignored."""
+    return " ".join(_ARTICLE.sub("", name.strip()).casefold().split())
+
+
+def entity_page_id(user_id: str, name: str) -> str:
+    """``u/<user>/entity/self`` for the user, else ``e-<hash of the name>``: never user text."""
+    if name == user_id:
+        return f"u/{user_id}/entity/self"
+    return f"u/{user_id}/entity/e-{short_hash(entity_key(name), n=10)}"
+
+
+# Relations an entity has one of at a time (a new one supersedes); others add ("owns", "sister_of").
+SINGLE_RELATIONS = frozenset({"lives_in", "works_at", "studies_at", "staying_in", "from", "partner"})

@@ -64,6 +64,8 @@ def get_all(ctx: Context, user_id: str, type: str | None, include_archived: bool
     if type is not None:
         sql += " AND type=?"
         params.append(type)
+    else:  # entity pages are the graph's: asked for by type, or through related()
+        sql += " AND type != 'entity'"
     if not include_archived:
         sql += " AND archived=0"
     pages = []
@@ -193,12 +195,25 @@ def stats(ctx: Context) -> dict[str, Any]:
         "pages": ctx.cache.count("pages"),
         "claims": sum(int(n or 0) for n, _a in claims),
         "active_claims": sum(int(a or 0) for _n, a in claims),
+        **_graph_counts(ctx, files),
         "review_pending": len(review.list_items(ctx.root, ctx.codec)),
         "queue_pending": ctx.queue.pending(),
         "commits": int(commits or 0),
         "git_bytes": _dir_size(ctx.root / ".git"),
         **{k: v for k, v in sorted(ctx.stats.items())},
     }
+
+
+def _graph_counts(ctx: Context, files: list[Any]) -> dict[str, int]:
+    """Entity pages (the people, pets, places, organisations users speak of) and their active relations."""
+    from .read import graph
+
+    sql = "SELECT DISTINCT user_id FROM pages WHERE type = 'entity' AND user_id IS NOT NULL"
+    entities = relations = 0
+    for uid in sorted({str(u) for f in files for (u,) in f.db.execute(sql)}):
+        e, r = graph.counts(ctx, uid)
+        entities, relations = entities + e, relations + r
+    return {"entities": entities, "relations": relations}
 
 
 def _dir_size(path: Path) -> int:

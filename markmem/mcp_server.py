@@ -160,6 +160,14 @@ class Tools:
         _owner(self.mem, id, self.scope.user(user_id))
         return {"id": id, "commits": to_jsonable(self.mem.history(id, include_diff=include_diff))}
 
+    def wiki_related(
+        self,
+        entity: Annotated[str, Field(description="A person, pet, place or organisation the user spoke of "
+                                                 "(its name, e.g. 'Maria', or its page id).")],
+        user_id: UserArg = None,
+    ) -> dict[str, Any]:
+        return self.mem.related(self.scope.user(user_id), entity)
+
     def wiki_review(
         self,
         action: Annotated[Literal["list", "approve", "reject", "edit"], Field(
@@ -185,6 +193,8 @@ TOOLS: list[tuple[str, str, ToolAnnotations]] = [
     ("wiki_supersede", "Correct a fact: your correction (recorded as the agent's) supersedes the old one, which "
                        "stays in history.", WRITES),
     ("wiki_history", "Git history of a page or claim, with claim-level changes.", READ_ONLY),
+    ("wiki_related", "An entity's neighbourhood: who or what a person, pet, place or organisation is related to "
+                     "(sister_of, works_at, lives_in, owns ...), each with its page.", READ_ONLY),
     ("wiki_review", "List pending review items (quarantined or uncertain), or approve/reject/edit one.", WRITES),
 ]
 

@@ -153,6 +153,17 @@ class Memory:
         chosen = self.settings.token_budget if a.budget is None else a.budget
         return packing.pack(self._ctx, user_id, hits, chosen, a.as_of, a.known_at)
 
+    def related(self, user_id: str, entity: str) -> dict[str, Any]:
+        """An entity's neighbourhood: the person, pet, place or organisation named ``entity`` (a
+        name, any case, or its page id ``u/<user>/entity/e-...``) and its active relations, out of
+        it and into it, each naming the other entity's page. NotFound for an unknown entity."""
+        validate_user_id(user_id)
+        if not isinstance(entity, str) or not entity.strip():
+            raise _bad("entity must be a name or an entity page id")
+        from .read import graph
+
+        return graph.related(self._ctx.scoped(user_id), user_id, entity.strip())
+
     def get(self, id: str, user_id: str | None = None) -> Page | Claim | RawEntry:
         """A page (``u/alice/profile/lives-in``), a claim (``c-...``) or a raw entry (``r-...``).
         With ``user_id``, an id owned by anyone else is NotFound (for shells scoped to one user)."""
@@ -166,6 +177,7 @@ class Memory:
         return found
 
     def get_all(self, user_id: str, type: str | None = None, include_archived: bool = False) -> list[Page]:
+        """A user's pages; entity pages (``type="entity"``) only when asked for by type."""
         if self._cluster is not None:
             return self._cluster.get_all(validate_user_id(user_id), type, include_archived)  # type: ignore[no-any-return]
         return inspect.get_all(self._ctx, validate_user_id(user_id), type, include_archived)

@@ -37,6 +37,7 @@ CASES: dict[str, tuple[str, ...]] = {
     "forget": ("bob", "--yes"),
     "verify-erasure": ("nobody",),
     "review list": (),
+    "related": ("Lisbon", "--user", "bob"),
     "review show": ("{item}",),
     "review approve": ("{item}",),
     "review reject": ("{item}",),

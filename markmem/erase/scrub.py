@@ -46,9 +46,10 @@ def purge_local(ctx: Context, user_id: str) -> dict[str, int]:
 def forget_in_memory(user_id: str) -> None:
     """This process's derived state that holds the user's words: lexicons, matrices, term counts."""
     from ..index import lexicon, vectors
-    from ..read import fts
+    from ..read import fts, graph
 
     lexicon.forget_user(user_id)
+    graph.forget(user_id)
     vectors.forget_user(user_id)
     fts.forget_vocabularies()
 

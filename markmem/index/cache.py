@@ -279,6 +279,8 @@ def _page_row(page: Page, text_hash: str) -> tuple[Any, ...]:
 
 
 def _claim_rows(page: Page) -> list[tuple[Any, ...]]:
+    if page.type == "entity":  # relations restate fact claims: the graph lane reads them (read/graph.py)
+        return []
     rows = []
     archived = int(page.archived)
     for c in page.claims:

@@ -63,11 +63,15 @@ def plan(pages: Sequence[PageFile], raw_files: Sequence[RawFile], review_ids: Co
     """Everything maintenance would do at time ``at``; reads nothing, writes nothing."""
     ledger, skipped = _eligible(pages)
     today = at[:10]
-    actions = expire_claims(ledger, cfg, today, at)
-    actions += decay(ledger, cfg, today)
-    actions += consolidate.exact(ledger, at)
+    # entity pages' relations restate fact claims (write/entities.py): they are not decayed, expired or
+    # merged on their own; only their sources expire with the raw lines
+    facts = Ledger({r: p for r, p in ledger.pages.items() if p.type != "entity"}, ledger.owners)
+    actions = expire_claims(facts, cfg, today, at)
+    actions += decay(facts, cfg, today)
+    actions += consolidate.exact(facts, at)
     if embed is not None:
-        actions += consolidate.near(ledger, at, embed, cfg.near_duplicate_similarity)
+        actions += consolidate.near(facts, at, embed, cfg.near_duplicate_similarity)
+    ledger.pages.update(facts.pages)
     rewrites: list[RawRewrite] = []
     if cfg.retention_days.get("raw"):
         cutoff = (date.fromisoformat(today) - timedelta(days=cfg.retention_days["raw"])).isoformat()

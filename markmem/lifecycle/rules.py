@@ -36,6 +36,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 from urllib.parse import unquote
 
+from ..ids import SINGLE_RELATIONS
 from ..model import Claim, Page
 from ..store.pages import render_body
 from .scan import SHARED, PageFile, RawIndex, owner_of, source_parts
@@ -81,6 +82,8 @@ def issue(rule: str, path: str, message: str, claim: str | None = None) -> LintI
 def is_multi(page: Page, claim: Claim) -> bool:
     """Multi-valued: the resolver gives each value its own page (``--v<hash>`` slug); notes add up."""
     slug = page.id.rsplit("/", 1)[-1]
+    if page.type == "entity":
+        return claim.predicate not in SINGLE_RELATIONS
     return "--v" in slug or page.type == "note" or claim.predicate == "note" or page.extra.get("multi") is True
 
 
@@ -292,9 +295,10 @@ def active_groups(pages: Sequence[PageFile]) -> dict[tuple[str, str, str], list[
     for pf in pages:
         if pf.page is None or pf.owner is None or pf.error is not None or pf.page.archived:
             continue
+        owner = pf.owner + "/entity" if pf.page.type == "entity" else pf.owner  # relations restate facts
         for c in pf.page.claims:
             if c.active and not is_multi(pf.page, c):
-                groups.setdefault((pf.owner, c.subject.casefold(), c.predicate), []).append((pf, c))
+                groups.setdefault((owner, c.subject.casefold(), c.predicate), []).append((pf, c))
     return {k: v for k, v in groups.items() if len(v) > 1}
 
 

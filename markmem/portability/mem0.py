@@ -28,7 +28,7 @@ _INTERNAL = ("closed_by", "deleted", "mem0_id")
 def dump(snap: Snapshot) -> str:
     records = []
     for page in snap.pages:
-        if page.user_id is None or page.archived:
+        if page.user_id is None or page.archived or page.type == "entity":  # relations restate the facts
             continue
         for c in page.active_claims():
             meta = {k: v for k, v in c.metadata.items() if k not in _INTERNAL}

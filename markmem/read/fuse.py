@@ -52,6 +52,8 @@ class Recipe:
     decay_floor: float = 0.5  # a very old memory keeps this share of its score
     provenance: bool = True
     vectors: bool = True
+    graph_weight: float = 0.5  # the graph lane's PageRank mass (scaled to its best turn) added in "blend"
+    graph_depth: int = 10  # graph-lane candidates (0: off; the lane runs only when the query names an entity)
     fact_first: bool = True  # current searches: stale and low-content turns last, their successors in (read.facts)
     time_boost: float = 0.5  # a memory dated inside the question's date window scores 1 + this (0: off, read.when)
     events: bool = True  # a question comparing events searches each event too (read.when.events)
@@ -68,6 +70,7 @@ class Cand:
     ranks: dict[str, int] = field(default_factory=dict)
     bm25: float = 0.0
     cos: float | None = None
+    graph: float = 0.0  # the graph lane's PageRank mass, scaled to its best turn (read/graph.py)
     exact: bool = False
     score: float = 0.0
     weights: dict[str, float] = field(default_factory=dict)
@@ -87,7 +90,7 @@ def fuse(cands: list[Cand], recipe: Recipe, query: Query, ref_day: int,
     if recipe.fusion == "blend":  # _base, inline (the search hot path)
         weight = recipe.bm25_weight
         for c in cands:
-            c.score = weight * c.bm25 / top_bm25 + (c.cos or 0.0)
+            c.score = weight * c.bm25 / top_bm25 + (c.cos or 0.0) + recipe.graph_weight * c.graph
     else:
         for c in cands:
             c.score = _base(c, recipe, top_bm25)
@@ -113,7 +116,7 @@ def _base(c: Cand, recipe: Recipe, top_bm25: float) -> float:
     lexical = recipe.bm25_weight * c.bm25 / top_bm25
     if recipe.fusion == "bm25":
         return lexical
-    return lexical + (c.cos or 0.0)
+    return lexical + (c.cos or 0.0) + recipe.graph_weight * c.graph
 
 
 def _propagate(cands: list[Cand], share: float) -> None:
@@ -220,6 +223,9 @@ def trace(c: Cand, recipe: Recipe, top_bm25: float) -> dict[str, Any]:
                            "weights": dict(c.weights), "score": round(c.score, 6)}
     if recipe.fusion == "blend":
         out["bm25_weight"] = recipe.bm25_weight
+    if c.graph:
+        out["graph"] = round(c.graph, 6)
+        out["graph_weight"] = recipe.graph_weight
     if c.answer_to:
         out["answer_to"] = c.answer_to
     if c.merged:

@@ -71,6 +71,8 @@ def _ranked(ctx: Context, query: str, user_id: str, top_k: int, as_of: str | Non
     _exact(ctx, q, user_id, as_of, known_at, cands)
     if recipe.answer_weight:
         _answers(ctx, user_id, as_of, known_at, cands, snap)
+    if recipe.graph_depth and snap is not None:
+        _graph(ctx, query, user_id, as_of, known_at, recipe, cands, snap)
     if recipe.vectors and ctx.embedder is not None:
         _vectors(ctx, query, user_id, as_of, known_at, recipe, cands, snap)
     if not cands:
@@ -163,6 +165,28 @@ def _answers(ctx: Context, user_id: str, as_of: str | None, known_at: str | None
     wanted = {c.row["answer"] for c in cands.values() if c.kind == "turn" and c.row.get("answer")} - have
     for row in fts.answers(ctx.cache, sorted(wanted), user_id, as_of, known_at, snap):
         cands[("turn", row["id"])] = Cand("turn", row["id"], row)
+
+
+def _graph(ctx: Context, query: str, user_id: str, as_of: str | None, known_at: str | None, recipe: Recipe,
+           cands: dict[Key, Cand], snap: fts.Snapshot) -> None:
+    """The graph lane (read/graph.py): turns a walk from the entities the query names reaches."""
+    from . import graph as lane
+
+    g = lane.graph(ctx, user_id, (snap.epoch, snap.gen))
+    top = sorted((c for c in cands.values() if c.kind == "turn"), key=lambda c: -c.bm25)[:3]
+    seeds = lane.seeds(g, query, [c.row.get("content") or "" for c in top])
+    ranked = lane.rank(g, seeds, recipe.graph_depth) if seeds else []
+    if not ranked:
+        return
+    new = [rid for rid, _ in ranked if ("turn", rid) not in cands]
+    for row in fts.filtered(ctx.cache, "turn", new, user_id, as_of, known_at):
+        cands[("turn", row["id"])] = Cand("turn", row["id"], row)
+    best = ranked[0][1]
+    for r, (rid, mass) in enumerate(ranked, 1):
+        c = cands.get(("turn", rid))
+        if c is not None:
+            c.ranks["graph"] = r
+            c.graph = mass / best
 
 
 def _vectors(ctx: Context, query: str, user_id: str, as_of: str | None, known_at: str | None, recipe: Recipe,

@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from ..errors import MalformedPage
+from ..ids import entity_page_id
 from ..model import Claim, Page
 from . import yamlfast
 from .links import crosses_link, open_nofollow, refuse_links
@@ -79,6 +80,8 @@ def claim_from_dict(d: dict[str, Any]) -> Claim:
 
 
 def render_body(page: Page) -> str:
+    if page.type == "entity":
+        return _render_entity(page)
     lines = [f"# {page.title}", ""]
     active: list[str] = []
     closed: list[Claim] = []
@@ -98,6 +101,26 @@ def render_body(page: Page) -> str:
             span = f"{(c.valid_from or '?')[:10]} → {(c.valid_until or '?')[:10]}"
             why = f", replaced by {c.superseded_by}" if c.superseded_by else ""
             lines.append(f"- ~~{_one_line(c.text)}~~ ({span}{why}) ^{c.id}")
+    return "\n".join(lines) + "\n"
+
+
+def _render_entity(page: Page) -> str:
+    """An entity page (write/entities.py): its kind, then each relation as a link to the other
+    entity's page, so any markdown viewer can follow them."""
+    user = page.user_id or ""
+    lines = [f"# {page.title}", "", f"_{page.extra.get('kind', 'entity')}_", ""]
+    active: list[str] = []
+    closed: list[str] = []
+    for c in page.claims:
+        link = f"[{c.value}]({entity_page_id(user, c.value).rsplit('/', 1)[1]}.md)"
+        words = c.predicate.replace("_", " ")
+        if c.valid_until is None:
+            active.append(f"- {words} {link} ^{c.id}")
+        else:
+            closed.append(f"- ~~{words} {link}~~ ({(c.valid_from or '?')[:10]} → {c.valid_until[:10]}) ^{c.id}")
+    lines += active or ["_(no relations)_"]
+    if closed:
+        lines += ["", "## Superseded", *closed]
     return "\n".join(lines) + "\n"
 
 

@@ -19,7 +19,7 @@ from ..ports import Extraction
 from ..store import raw
 from ..store.git import message
 from ..store.pages import page_ids_with_prefix, page_loader, write_page
-from . import review
+from . import entities, review
 from .correct import EDIT_KEY
 from .extract import HeuristicExtractor
 from .gate import Fields, gate
@@ -161,8 +161,10 @@ def compile_batch(ctx: Context) -> CompileReport | None:
         batch = new_batch_id()
         stamp = now()
         extraction = _extract(ctx, entries)
-        res = resolve(extraction.candidates, {e.id: e for e in entries}, page_loader(ctx.root, ctx.codec), stamp,
+        by_id, load = {e.id: e for e in entries}, page_loader(ctx.root, ctx.codec)
+        res = resolve(extraction.candidates, by_id, load, stamp,
                       ctx.settings.review_below, siblings=lambda prefix: page_ids_with_prefix(ctx.root, prefix))
+        res.pages.update(entities.build(extraction.candidates, by_id, load, stamp, ctx.settings.review_below))
         pages = {p.id: p for page in res.pages.values() for p in roll(page, stamp)}
         users = sorted({e.user_id for e in entries})
         to_review = len(res.review) + sum(1 for e in entries if e.quarantined)
