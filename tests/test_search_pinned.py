@@ -1,0 +1,143 @@
+"""Search results pinned on a fixed corpus, and the fast paths checked against the slow ones.
+
+Optimisations of the read path (caches, early termination, persisted indexes) must not change what a
+search returns: the same hits in the same order, the same pack. The corpus is dated relative to
+today (claims decay with their age), so the pinned results hold on any day.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from markmem import Memory
+
+ALICE = [
+    (330, "I live in Lisbon with my partner."),
+    (330, "ok sounds good"),
+    (303, "I work at Acme Corp as a data engineer."),
+    (266, "I love sushi, especially salmon nigiri."),
+    (244, "My dad lives in Aberdeen."),
+    (183, "I moved to Porto last week."),
+    (153, "I now work at Globex as a team lead."),
+    (152, "What if we moved to Brussels?"),
+    (122, "Actually I don't like sushi anymore, raw fish makes me sick."),
+    (120, "We went hiking in the mountains near Porto on the weekend."),
+    (91, "haha yes exactly!"),
+]
+BOB = [(334, "I live in Berlin and work at Initech."), (303, "sushi is my favourite food")]
+
+PINNED = {'Where does the user live?': ([('claim', 'I moved to Porto last week.', False),
+                                    ('turn', 'I live in Lisbon with my partner.', True),
+                                    ('turn', "Actually I don't like sushi anymore, raw fish makes me sick.", False),
+                                    ('turn', 'We went hiking in the mountains near Porto on the weekend.', False),
+                                    ('claim', 'I now work at Globex as a team lead.', False)],
+                                   '## What I remember about this user\n'
+                                   '- I moved to Porto last week.\n'
+                                   '- I now work at Globex as a team lead.\n'
+                                   '- My dad lives in Aberdeen.\n'
+                                   '## Relevant memories\n'
+                                   "- Actually I don't like sushi anymore, raw fish makes me sick.\n"
+                                   '- We went hiking in the mountains near Porto on the weekend.\n'),
+     'What does the user think about sushi?': ([('turn', 'I love sushi, especially salmon nigiri.', True),
+                                                ('turn',
+                                                 "Actually I don't like sushi anymore, raw fish makes me sick.",
+                                                 False),
+                                                ('claim', 'I moved to Porto last week.', False),
+                                                ('turn', 'I live in Lisbon with my partner.', True),
+                                                ('claim', 'I now work at Globex as a team lead.', False)],
+                                               '## What I remember about this user\n'
+                                               '- I moved to Porto last week.\n'
+                                               '- I now work at Globex as a team lead.\n'
+                                               '- My dad lives in Aberdeen.\n'
+                                               '## Relevant memories\n'
+                                               "- Actually I don't like sushi anymore, raw fish makes me sick.\n"),
+     'Which company does the user work at?': ([('claim', 'I now work at Globex as a team lead.', False),
+                                               ('turn', 'I work at Acme Corp as a data engineer.', True),
+                                               ('claim', 'I now work at Globex as a team lead.', False),
+                                               ('turn',
+                                                "Actually I don't like sushi anymore, raw fish makes me sick.",
+                                                False),
+                                               ('claim', 'I moved to Porto last week.', False)],
+                                              '## What I remember about this user\n'
+                                              '- I now work at Globex as a team lead.\n'
+                                              '- I moved to Porto last week.\n'
+                                              '- My dad lives in Aberdeen.\n'
+                                              '## Relevant memories\n'
+                                              "- Actually I don't like sushi anymore, raw fish makes me sick.\n"),
+     'hiking mountains': ([('turn', 'We went hiking in the mountains near Porto on the weekend.', False),
+                           ('claim', 'I moved to Porto last week.', False),
+                           ('claim', 'I now work at Globex as a team lead.', False),
+                           ('claim', 'I now work at Globex as a team lead.', False),
+                           ('turn', 'I live in Lisbon with my partner.', True)],
+                          '## What I remember about this user\n'
+                          '- I moved to Porto last week.\n'
+                          '- I now work at Globex as a team lead.\n'
+                          '- My dad lives in Aberdeen.\n'
+                          '## Relevant memories\n'
+                          '- We went hiking in the mountains near Porto on the weekend.\n'),
+     'Where does my dad live?': ([('claim', 'My dad lives in Aberdeen.', False),
+                                  ('claim', 'I moved to Porto last week.', False),
+                                  ('turn', 'I live in Lisbon with my partner.', True),
+                                  ('turn', "Actually I don't like sushi anymore, raw fish makes me sick.", False),
+                                  ('turn', 'We went hiking in the mountains near Porto on the weekend.', False)],
+                                 '## What I remember about this user\n'
+                                 '- My dad lives in Aberdeen.\n'
+                                 '- I moved to Porto last week.\n'
+                                 '- I now work at Globex as a team lead.\n'
+                                 '## Relevant memories\n'
+                                 "- Actually I don't like sushi anymore, raw fish makes me sick.\n"
+                                 '- We went hiking in the mountains near Porto on the weekend.\n'),
+     'Brussels': ([('turn', 'What if we moved to Brussels?', False),
+                   ('claim', 'I moved to Porto last week.', False),
+                   ('turn', 'I live in Lisbon with my partner.', True),
+                   ('turn', 'We went hiking in the mountains near Porto on the weekend.', False),
+                   ('claim', 'I now work at Globex as a team lead.', False)],
+                  '## What I remember about this user\n'
+                  '- I moved to Porto last week.\n'
+                  '- I now work at Globex as a team lead.\n'
+                  '- My dad lives in Aberdeen.\n'
+                  '## Relevant memories\n'
+                  '- What if we moved to Brussels?\n'
+                  '- We went hiking in the mountains near Porto on the weekend.\n')}
+
+
+def ago(days: int, minute: int) -> str:
+    when = datetime.now(timezone.utc).replace(hour=10, minute=minute, second=0, microsecond=0) - timedelta(days=days)
+    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def build(repo: Path, users: tuple[str, ...] = ("alice", "bob"), **kw: object) -> Memory:
+    m = Memory(repo, pii_engine="regex", vector_model="builtin", background=False, **kw)  # type: ignore[arg-type]
+    for who, turns in (("alice", ALICE), ("bob", BOB)):
+        if who in users:
+            for i, (days, text) in enumerate(turns):
+                m.add([{"role": "user", "content": text}], user_id=who, occurred_at=ago(days, i))
+    m.flush()
+    return m
+
+
+def results(m: Memory, query: str) -> tuple[list[tuple[str, str, bool]], str]:
+    hits = [(h.kind, h.text, h.valid_until is not None) for h in m.search(query, user_id="alice", top_k=5)]
+    pack = m.search(query, user_id="alice", format="context").text
+    return hits, re.sub(r" \(\d{4}-\d\d-\d\d\)| \[[rc]-[0-9a-f]+\]", "", pack)
+
+
+@pytest.fixture(scope="module")
+def pinned_mem(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    import subprocess
+
+    repo = tmp_path_factory.mktemp("pinned") / "memory"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
+    m = build(repo)
+    yield m
+    m.close()
+
+
+@pytest.mark.parametrize("query", list(PINNED))
+def test_results_are_pinned(pinned_mem: Memory, query: str) -> None:
+    assert results(pinned_mem, query) == PINNED[query]
