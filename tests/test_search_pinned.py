@@ -141,3 +141,36 @@ def pinned_mem(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-unt
 @pytest.mark.parametrize("query", list(PINNED))
 def test_results_are_pinned(pinned_mem: Memory, query: str) -> None:
     assert results(pinned_mem, query) == PINNED[query]
+
+
+def test_claim_book_answers_as_sql_does(pinned_mem: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+    from markmem.index import claimbook
+
+    def full(m: Memory) -> list[object]:
+        out: list[object] = []
+        for q in PINNED:
+            out.append([(h.id, h.score, h.valid_until, h.superseded_by) for h in m.search(q, user_id="alice")])
+            out.append(m.search(q, user_id="alice", format="context").text)
+        return out
+
+    fast = full(pinned_mem)
+    monkeypatch.setattr(claimbook, "ENABLED", False)
+    assert full(pinned_mem) == fast
+
+
+def test_claim_book_follows_new_and_closed_claims(tmp_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from markmem.index import claimbook
+
+    m = build(tmp_repo, ("alice",))
+    try:
+        before = m.search("Where does the user live?", user_id="alice", format="context").text
+        m.add([{"role": "user", "content": "I moved to Madrid last month."}], user_id="alice", occurred_at=ago(10, 0))
+        m.flush()
+        fast = [(h.id, h.score, h.valid_until) for h in m.search("Where does the user live?", user_id="alice")]
+        after = m.search("Where does the user live?", user_id="alice", format="context").text
+        assert "Madrid" in after and after != before
+        monkeypatch.setattr(claimbook, "ENABLED", False)
+        assert [(h.id, h.score, h.valid_until) for h in m.search("Where does the user live?", user_id="alice")] == fast
+        assert m.search("Where does the user live?", user_id="alice", format="context").text == after
+    finally:
+        m.close()

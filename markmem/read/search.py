@@ -48,7 +48,8 @@ def _search(ctx: Context, query: str, user_id: str, top_k: int, as_of: str | Non
     ref_day = day_number((as_of or known_at or datetime.now(timezone.utc).isoformat())[:10])
     ranked = fuse(list(cands.values()), recipe, q, ref_day)
     if as_of is None and known_at is None and recipe.fact_first:
-        ranked = facts.rerank(ctx.cache, user_id, ranked[: max(3 * top_k, top_k + 10)], query)
+        ranked = facts.rerank(ctx.cache, user_id, ranked[: max(3 * top_k, top_k + 10)], query,
+                              None if snap is None else snap.vectors())
     ranked = ranked[:top_k]
     top_bm25 = max((c.bm25 for c in cands.values()), default=0.0)
     hits = _hits(ctx, ranked, user_id, recipe, top_bm25 if explain else None)
