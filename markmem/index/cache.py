@@ -18,7 +18,6 @@ from ..model import Page, RawEntry
 from . import schema
 from .text import claim_body, content_hash, link_neighbours, link_users, turn_body
 
-
 FTS_SEGMENTS = 2  # see Cache.merge_claims_fts
 
 
