@@ -184,9 +184,11 @@ def _loaded(embedder: Embedder | None) -> Embedder:
 
 
 def _cache(root: Path, settings: Settings, codec: Codec) -> Cache:
-    """One file; or, for an encrypted repo (or when asked), a file per user, so that erasing a
-    user's plaintext from the cache is deleting a file (``index.split``)."""
-    split = settings.cache_layout == "split" or (settings.cache_layout == "auto" and codec.name != "plain")
+    """A shared file plus a file per user (``index.split``): each user's BM25 statistics are their
+    own (adding or erasing someone changes nobody else's results), and erasing a user's plaintext
+    from the cache is deleting a file. ``cache_layout="one"`` keeps every user in one file
+    (statistics shared by the users in it), for a repo that serves one user."""
+    split = settings.cache_layout != "one"
     return (SplitCache if split else Cache)(root / ".markmem" / "cache" / "index.db")
 
 

@@ -174,3 +174,41 @@ def test_claim_book_follows_new_and_closed_claims(tmp_repo: Path, monkeypatch: p
         assert m.search("Where does the user live?", user_id="alice", format="context").text == after
     finally:
         m.close()
+
+
+def _everything(m: Memory) -> list[object]:
+    out: list[object] = []
+    for q in PINNED:
+        out.append([(h.id, h.kind, h.score, h.text, h.valid_until, h.superseded_by)
+                    for h in m.search(q, user_id="alice", top_k=8)])
+        out.append(m.search(q, user_id="alice", format="context").text)
+    return out
+
+
+@pytest.mark.parametrize("layout", ["auto", "split"])
+def test_another_user_added_or_erased_changes_nothing(tmp_repo: Path, layout: str) -> None:
+    """Per-user statistics in every repo (DESIGN invariant 10): bob's turns and claims, added or
+    erased, leave alice's hits (ids, scores) and packs byte-identical."""
+    m = build(tmp_repo, ("alice",), cache_layout=layout)
+    try:
+        alone = _everything(m)
+        for i, (days, text) in enumerate(BOB * 3):
+            m.add([{"role": "user", "content": text + f" {i}"}], user_id="bob", occurred_at=ago(days, i))
+        m.flush()
+        assert m.search("sushi Berlin", user_id="bob")
+        assert _everything(m) == alone
+        m.forget("bob")
+        assert _everything(m) == alone
+    finally:
+        m.close()
+
+
+def test_a_one_file_cache_is_asked_for(tmp_repo: Path) -> None:
+    """``cache_layout="one"`` keeps one file (statistics shared: for a repo that serves one user)."""
+    m = build(tmp_repo, ("alice",), cache_layout="one")
+    try:
+        assert m.context.cache.layout == "one"
+        assert [h.text for h in m.search("Where does the user live?", user_id="alice")][:2] == \
+            [t for _k, t, _s in PINNED["Where does the user live?"][0][:2]]
+    finally:
+        m.close()
