@@ -50,7 +50,7 @@ class Model2VecEmbedder:
     A text with no known token (``""``, only whitespace) embeds to the zero vector.
     """
 
-    def __init__(self, model: StaticModel, name: str) -> None:
+    def __init__(self, model: StaticModel | _Builtin, name: str) -> None:
         self.name = name
         self.dim = int(model.dim)
         self._model = model

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model import Page, RawEntry
-from . import schema
+from . import schema, vecfile
 from .text import claim_body, content_hash, link_neighbours, link_users, turn_body
 
 FTS_SEGMENTS = 2  # see Cache.merge_claims_fts
@@ -94,6 +94,7 @@ class Cache:
         self.close()
         for suffix in ("", "-wal", "-shm"):
             Path(str(self.path) + suffix).unlink(missing_ok=True)
+        vecfile.forget_all_files(self.path)  # the matrices saved beside it were derived from it
 
     # -- users ----------------------------------------------------------------------
     def user(self, user_id: str | None) -> Cache:
@@ -224,6 +225,7 @@ class Cache:
         for table in ("raw", "claims", "pages", "vectors"):
             counts[table] = db.execute(f"DELETE FROM {table} WHERE user_id=?", (user_id,)).rowcount
         db.execute("DELETE FROM user_gen WHERE user_id=?", (user_id,))  # the id itself may be PII
+        vecfile.forget_user_files(self.path, user_id)
         self.clear_problems(f"wiki/u/{user_id}/")
         self.clear_problems(f"raw/u/{user_id}/")
         return counts
