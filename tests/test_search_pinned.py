@@ -212,3 +212,22 @@ def test_a_one_file_cache_is_asked_for(tmp_repo: Path) -> None:
             [t for _k, t, _s in PINNED["Where does the user live?"][0][:2]]
     finally:
         m.close()
+
+
+def test_first_searches_count_terms_one_by_one_as_a_whole_read_does(pinned_mem: Memory,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from markmem.read import fts
+
+    cache = pinned_mem.context.cache.user("alice")
+    sql = "SELECT max(rowid), (SELECT value FROM meta WHERE key = 'epoch') FROM raw"
+    total, epoch = cache.db.execute(sql).fetchone()
+    terms = {"live", "user", "sushi", "porto", "nosuchterm", "work"}
+    fts.forget_vocabularies()
+    looked_up = fts.term_counts(cache, terms, total, epoch)
+    assert looked_up == {t: fts.vocabulary(cache, total, epoch).get(t, 0) for t in terms}
+    assert looked_up["live"] > 0 and looked_up["nosuchterm"] == 0
+    fts.forget_vocabularies()
+    first = _everything(pinned_mem)  # the first searches look terms up
+    monkeypatch.setattr(fts, "LOOKUPS_FIRST", 0)
+    fts.forget_vocabularies()
+    assert _everything(pinned_mem) == first
