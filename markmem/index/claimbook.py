@@ -54,8 +54,13 @@ def stamp(cache: Cache, user_id: str) -> Stamp:
     return (str(row[0]), int(row[1] or 0), int(row[2] or 0))
 
 
-def book(cache: Cache, user_id: str, now: Stamp | None = None) -> Book:
-    """The user's book at ``now`` (read here when not given), loaded when stale."""
+_ASKED: OrderedDict[tuple[str, str], None] = OrderedDict()  # users whose book was asked for once
+
+
+def book(cache: Cache, user_id: str, now: Stamp | None = None, lazy: bool = False) -> Book | None:
+    """The user's book at ``now`` (read here when not given), loaded when stale. ``lazy``: None
+    the first time a process asks for this user's book (the caller then asks SQL: a fresh
+    process's first search does not read every claim for one answer); loaded from the second."""
     key = (str(cache.path), user_id)
     if now is None:
         now = stamp(cache, user_id)
@@ -64,6 +69,11 @@ def book(cache: Cache, user_id: str, now: Stamp | None = None) -> Book:
         if got is not None and got.stamp == now:
             _BOOKS.move_to_end(key)
             return got
+        if lazy and got is None and key not in _ASKED:
+            _ASKED[key] = None
+            while len(_ASKED) > 10_000:
+                _ASKED.popitem(last=False)
+            return None
     fresh = _load(cache, user_id, now)
     with _LOCK:
         _BOOKS[key] = fresh
@@ -102,8 +112,11 @@ def forget_user(user_id: str) -> None:
     with _LOCK:
         for key in [k for k in _BOOKS if k[1] == user_id]:
             del _BOOKS[key]
+        for key in [k for k in _ASKED if k[1] == user_id]:
+            del _ASKED[key]
 
 
 def forget_all() -> None:
     with _LOCK:
         _BOOKS.clear()
+        _ASKED.clear()

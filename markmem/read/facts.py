@@ -52,7 +52,7 @@ def rerank(cache: Cache, user_id: str, ranked: list[Cand], query: str = "",
     """Fused candidates, fact first (see the module docstring). Marks go in ``Cand.row``. ``stamp``:
     the user's stamp as the search read it (``fts.Snapshot.vectors``), for the claim book."""
     present = utc_now()
-    book = claimbook.book(cache, user_id, stamp) if claimbook.ENABLED else None
+    book = claimbook.book(cache, user_id, stamp, lazy=True) if claimbook.ENABLED else None
     light = [c for c in ranked if c.kind == "turn" and "content" not in c.row and "rowid" in c.row]
     if light:  # the lexicon's light rows hold no text; search hydrates them for its hits anyway
         full = hydrate_turns(cache, [c.row["rowid"] for c in light], user_id)
