@@ -159,23 +159,24 @@ def pct(xs: list[float], p: float) -> float:
 
 COLD = """
 import sys, time
-t0 = time.perf_counter()
+c0, t0 = time.process_time(), time.perf_counter()
 from markmem import Memory
-t1 = time.perf_counter()
+c1, t1 = time.process_time(), time.perf_counter()
 mem = Memory(sys.argv[1], pii_engine="regex", vector_model=sys.argv[2] if sys.argv[2] != "-" else None,
              background=False)
-t2 = time.perf_counter()
+c2, t2 = time.process_time(), time.perf_counter()
 mem.search(sys.argv[3], user_id="bench")
-t3 = time.perf_counter()
+c3, t3 = time.process_time(), time.perf_counter()
 mem.search(sys.argv[4], user_id="bench")
-t4 = time.perf_counter()
-print((t1 - t0) * 1000, (t2 - t1) * 1000, (t3 - t2) * 1000, (t4 - t3) * 1000)
+c4, t4 = time.process_time(), time.perf_counter()
+print(*((b - a) * 1000 for a, b in ((t0, t1), (t1, t2), (t2, t3), (t3, t4), (c0, c1), (c1, c2), (c2, c3), (c3, c4))))
 mem.close()
 """
 
 
 def cold(root: Path, model: str | None, qs: list[str], runs: int) -> list[list[float]]:
-    """Fresh processes: (import, Memory() open, first search, second search) in ms, one row per run."""
+    """Fresh processes: (import, Memory() open, first search, second search) in ms, wall clock then
+    CPU time, one row per run."""
     out = []
     for i in range(runs):
         got = subprocess.run([sys.executable, "-c", COLD, str(root), model or "-", qs[2 * i], qs[2 * i + 1]],
@@ -215,6 +216,8 @@ def run(n: int, args: argparse.Namespace) -> None:
     med = [statistics.median(col) for col in zip(*rows, strict=True)]
     print(f"  cold (a fresh process, median of {len(rows)}): import {med[0]:.0f} ms, Memory() open {med[1]:.1f} ms, "
           f"first search {med[2]:.1f} ms, second search {med[3]:.1f} ms")
+    print(f"       cpu time: import {med[4]:.0f} ms, Memory() open {med[5]:.1f} ms, first search {med[6]:.1f} ms, "
+          f"second search {med[7]:.1f} ms")
     print(f"  machine load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
 
 
