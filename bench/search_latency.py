@@ -4,15 +4,19 @@ Builds (or reuses) a repo per size through ``Memory.add()`` (100 turns per call)
 with the regex PII gate and the default (built-in) vector model, then times:
 
 * ``search(q, top_k=5)`` p50/p95 (json hits; BM25 + vectors + fusion, query encoding included);
-* ``search(q, format="context")`` p50/p95 (a token-budgeted pack).
+* ``search(q, format="context")`` p50/p95 (a token-budgeted pack);
+* the same over a common-term mix (``common_queries``: "Where does the user live?", "What does the
+  user think about sushi?", "Which company does the user work at?" and their like), whose words
+  match thousands of turns (a third of the turns hold such a clause);
+* cold: fresh processes that open the repo and search once, then again (``Memory()`` open, first
+  search after open, second search), apart from the warm figures of a process that has searched.
 
 Turns are "Alex: ..." or "Sam: ..." lines of 6-18 content words (a Zipf-like vocabulary of ~20k
 words, the commonest ~0.7% of content words) with filler words between. Queries name a speaker
 and 2-4 content words of a random stored turn, like a LoCoMo question ("What did Sam say about
 pottery glaze?"): the speaker's name matches half the rows, so pruning matters. Timings are
 wall-clock per call after a warm-up, with CPU time beside them (a busy machine inflates the wall
-clock, not the CPU time); the first search of a user loads the vector matrix and starts building its in-memory
-index in the background (SQLite ranks until it is ready): both reported apart.
+clock more than the CPU time).
 
     python bench/search_latency.py                     # 10k and 100k
     python bench/search_latency.py --sizes 10000 --queries 500 --root /tmp/mm-latency
@@ -24,6 +28,8 @@ import argparse
 import os
 import random
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -72,11 +78,36 @@ def sentence(rng: random.Random, vocab: list[str], weights: list[float]) -> str:
     return f"{rng.choice(SPEAKERS)}: {' '.join(out).capitalize()}{end}"
 
 
-def build(root: Path, n: int, model: str | None, seed: int = 1) -> tuple[Memory, float, list[str]]:
+# Chat-style statements with common words ("live", "work", "think", "user"): a third of the turns get
+# one, so a question such as "Where does the user live?" matches thousands of rows at 10k.
+PLACES = "Lisbon Porto Berlin Madrid Oslo Paris Tokyo London Denver Austin Dublin Prague".split()
+COMPANIES = "Acme Globex Initech Umbrella Hooli Stark Wayne Wonka Tyrell Cyberdyne".split()
+FOODS = "sushi ramen pizza tacos curry pasta falafel dumplings paella pho".split()
+COMMON = (
+    "I live in {place} now.", "We used to live near {place}.", "The user said they live close to {place}.",
+    "I work at {company} as an engineer.", "My friend works at {company}.", "The user started work at {company}.",
+    "I think {food} is great.", "What do you think about {food}?", "The user thinks {food} is overrated.",
+    "Which company makes the best {food}?", "The user asked where to eat {food} in {place}.",
+)
+COMMON_QUERIES = ("Where does the user live?", "What does the user think about sushi?",
+                  "Which company does the user work at?")
+
+
+def common_clause(rng: random.Random) -> str:
+    return rng.choice(COMMON).format(place=rng.choice(PLACES), company=rng.choice(COMPANIES), food=rng.choice(FOODS))
+
+
+def corpus(n: int, seed: int = 1) -> list[str]:
     rng = random.Random(seed)
     vocab = vocabulary()
     weights = [1.0 / (i + 20) for i in range(len(vocab))]  # the top content word is ~0.7% of words
     texts = [sentence(rng, vocab, weights) for _ in range(n)]
+    extra = random.Random(seed + 100)  # its own generator: the sentences above stay as they were
+    return [f"{t} {common_clause(extra)}" if extra.random() < 1 / 3 else t for t in texts]
+
+
+def build(root: Path, n: int, model: str | None, seed: int = 1) -> tuple[Memory, float, list[str]]:
+    texts = corpus(n, seed)
     fresh = not (root / ".markmem").exists()
     t0 = time.perf_counter()
     mem = Memory(root, pii_engine="regex", vector_model=model, background=False, batch_size=5000)
@@ -89,6 +120,7 @@ def build(root: Path, n: int, model: str | None, seed: int = 1) -> tuple[Memory,
 
 
 def queries(texts: list[str], k: int, seed: int = 2) -> list[str]:
+    """LoCoMo-like questions about a random stored turn ("What did Sam say about pottery glaze?")."""
     rng = random.Random(seed)
     out = []
     for _ in range(k):
@@ -96,6 +128,17 @@ def queries(texts: list[str], k: int, seed: int = 2) -> list[str]:
         pick = rng.sample(words, min(len(words), rng.randint(2, 4)))
         out.append(f"What did {rng.choice(SPEAKERS)} say about {' '.join(pick)}?")
     return out
+
+
+def common_queries(k: int, seed: int = 3) -> list[str]:
+    """The common-term mix: a chatbot's questions about its user (the three of issue #17, and the
+    same shapes about other places, firms and foods), whose words match thousands of turns."""
+    rng = random.Random(seed)
+    shapes = ("Where does the user live?", "What does the user think about {food}?",
+              "Which company does the user work at?", "Does the user live in {place}?",
+              "Did the user work at {company}?", "What does the user think of {place}?")
+    return [rng.choice(shapes).format(place=rng.choice(PLACES), company=rng.choice(COMPANIES),
+                                      food=rng.choice(FOODS)) for _ in range(k)]
 
 
 def timed(fn, qs: list[str]) -> tuple[list[float], list[float]]:  # type: ignore[no-untyped-def]
@@ -114,29 +157,67 @@ def pct(xs: list[float], p: float) -> float:
     return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))]
 
 
+COLD = """
+import sys, time
+c0, t0 = time.process_time(), time.perf_counter()
+from markmem import Memory
+c1, t1 = time.process_time(), time.perf_counter()
+mem = Memory(sys.argv[1], pii_engine="regex", vector_model=sys.argv[2] if sys.argv[2] != "-" else None,
+             background=False)
+c2, t2 = time.process_time(), time.perf_counter()
+mem.search(sys.argv[3], user_id="bench")
+c3, t3 = time.process_time(), time.perf_counter()
+mem.search(sys.argv[4], user_id="bench")
+c4, t4 = time.process_time(), time.perf_counter()
+print(*((b - a) * 1000 for a, b in ((t0, t1), (t1, t2), (t2, t3), (t3, t4), (c0, c1), (c1, c2), (c2, c3), (c3, c4))))
+mem.close()
+"""
+
+
+def cold(root: Path, model: str | None, qs: list[str], runs: int) -> list[list[float]]:
+    """Fresh processes: (import, Memory() open, first search, second search) in ms, wall clock then
+    CPU time, one row per run."""
+    out = []
+    for i in range(runs):
+        got = subprocess.run([sys.executable, "-c", COLD, str(root), model or "-", qs[2 * i], qs[2 * i + 1]],
+                             capture_output=True, text=True, check=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+        out.append([float(x) for x in got.stdout.split()])
+    return out
+
+
+def report(name: str, wall: list[float], cpu: list[float]) -> None:
+    print(f"  {name:<22} p50 {pct(wall, 50):5.2f} ms  p95 {pct(wall, 95):5.2f} ms  "
+          f"mean {statistics.fmean(wall):5.2f} ms  (cpu p50 {pct(cpu, 50):.2f} ms; {len(wall)} queries)")
+
+
 def run(n: int, args: argparse.Namespace) -> None:
     root = Path(args.root) / f"n{n}" if args.root else Path(tempfile.mkdtemp(prefix=f"markmem-lat{n}-"))
     model = None if args.vector_model.lower() in ("none", "off") else args.vector_model
     mem, build_s, texts = build(root, n, model)
     qs = queries(texts, args.queries)
-    t0 = time.perf_counter()
+    common = common_queries(args.queries)
     mem.search(qs[0], user_id="bench")
-    first = (time.perf_counter() - t0) * 1000
-    lexicon.wait_built()  # a big user's in-memory index is built in the background after that search
-    ready = time.perf_counter() - t0
-    for q in qs[: args.warmup]:
+    lexicon.wait_built()  # a repo built by this run: its in-memory indexes, as a long-running process has them
+    for q in qs[: args.warmup] + common[: args.warmup // 5]:
         mem.search(q, user_id="bench")
-    hybrid, hybrid_cpu = timed(lambda q: mem.search(q, user_id="bench", top_k=5), qs)
-    packs, packs_cpu = timed(lambda q: mem.search(q, user_id="bench", format="context"), qs[: max(50, len(qs) // 2)])
     turns, claims = mem.context.cache.count("raw", "bench"), mem.context.cache.count("claims", "bench")
+    print(f"n={n:>7} memories ({turns} turns, {claims} claims) built in {build_s:.1f} s; vectors: {model or 'off'}")
+    print("  warm (the process has searched this user before):")
+    report("search json", *timed(lambda q: mem.search(q, user_id="bench", top_k=5), qs))
+    report("search context", *timed(lambda q: mem.search(q, user_id="bench", format="context"),
+                                      qs[: max(50, len(qs) // 2)]))
+    report("common-term json", *timed(lambda q: mem.search(q, user_id="bench", top_k=5), common))
+    report("common-term context", *timed(lambda q: mem.search(q, user_id="bench", format="context"),
+                                          common[: max(50, len(common) // 2)]))
+    mix = [q for pair in zip(qs, common, strict=False) for q in pair]
+    report("both mixes json", *timed(lambda q: mem.search(q, user_id="bench", top_k=5), mix))
     mem.close()
-    print(f"n={n:>7} memories ({turns} turns, {claims} claims) build {build_s:.1f} s, first search {first:.1f} ms "
-          f"(in-memory index ready in the background after {ready:.1f} s)")
-    print(f"  search json    p50 {pct(hybrid, 50):.2f} ms  p95 {pct(hybrid, 95):.2f} ms  mean "
-          f"{statistics.fmean(hybrid):.2f} ms  (cpu p50 {pct(hybrid_cpu, 50):.2f} ms; {len(hybrid)} queries, "
-          f"vectors: {model or 'off'})")
-    print(f"  search context p50 {pct(packs, 50):.2f} ms  p95 {pct(packs, 95):.2f} ms  "
-          f"(cpu p50 {pct(packs_cpu, 50):.2f} ms)")
+    rows = cold(root, model, qs, args.cold_runs)
+    med = [statistics.median(col) for col in zip(*rows, strict=True)]
+    print(f"  cold (a fresh process, median of {len(rows)}): import {med[0]:.0f} ms, Memory() open {med[1]:.1f} ms, "
+          f"first search {med[2]:.1f} ms, second search {med[3]:.1f} ms")
+    print(f"       cpu time: import {med[4]:.0f} ms, Memory() open {med[5]:.1f} ms, first search {med[6]:.1f} ms, "
+          f"second search {med[7]:.1f} ms")
     print(f"  machine load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
 
 
@@ -145,6 +226,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--sizes", default="10000,100000", help="comma-separated memory counts")
     ap.add_argument("--queries", type=int, default=400)
     ap.add_argument("--warmup", type=int, default=50)
+    ap.add_argument("--cold-runs", type=int, default=5, help="fresh processes timed for the cold figures")
     ap.add_argument("--vector-model", default="builtin")
     ap.add_argument("--root", help="keep the repos here (n<size>/) and reuse them on the next run")
     args = ap.parse_args(argv)

@@ -43,7 +43,7 @@ class Settings:
     review_below: float = 0.5  # candidates under this confidence go to review
     token_budget: int = 800
     encryption: bool = False
-    cache_layout: str = "auto"  # one file, or split: a file per user (auto: split when encrypted)
+    cache_layout: str = "auto"  # split (auto): a file per user, per-user statistics; one: a single file
     master_key: str | None = None  # wraps per-user data keys when set
     background: bool = True  # run a compile worker thread; False: compile only in flush()
     create: bool = True  # initialise the repo if missing; shells other than `init` pass False

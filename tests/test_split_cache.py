@@ -47,9 +47,9 @@ def folder(repo: Path) -> Path:
     return repo / ".markmem" / "cache"
 
 
-def test_the_layout_follows_encryption_unless_asked(tmp_path: Path) -> None:
-    for name, kw, want in (("plain", {}, "one"), ("enc", {"encryption": True}, "split"),
-                           ("asked", {"cache_layout": "split"}, "split"),
+def test_every_repo_is_split_unless_one_file_is_asked(tmp_path: Path) -> None:
+    for name, kw, want in (("plain", {}, "split"), ("enc", {"encryption": True}, "split"),
+                           ("asked", {"cache_layout": "split"}, "split"), ("one", {"cache_layout": "one"}, "one"),
                            ("enc-one", {"encryption": True, "cache_layout": "one"}, "one")):
         repo = tmp_path / name
         m = Memory(repo, pii_engine="regex", vector_model=None, background=False, **kw)  # type: ignore[arg-type]

@@ -195,3 +195,36 @@ def test_missing_model2vec_raises_repo_error() -> None:
     proc = run_python(code)
     assert proc.returncode == 0, proc.stderr
     assert "pip install 'markmem[vector]'" in proc.stdout
+
+
+def test_the_builtin_read_without_model2vec_embeds_as_model2vec_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The built-in model's light loader (no model2vec import on a search) gives the same vectors,
+    bit for bit, short and long texts, small and big batches alike."""
+    from markmem.adapters import vectors as adapter
+
+    light = adapter._Builtin.load(str(BUILTIN_DIR), "builtin")
+    assert light is not None
+    full = adapter._load_static_model(str(BUILTIN_DIR), "builtin")
+    assert full.median_token_length == adapter.BUILTIN_MEDIAN_TOKEN_LENGTH
+    assert light.unk_token_id == full.unk_token_id and light.max_length == full.max_length
+    a, b = Model2VecEmbedder(light, "x"), Model2VecEmbedder(full, "x")  # type: ignore[arg-type]
+    texts = [*SENTENCES, "", "   ", "Zürich café naïve 東京 🎉", "x" * 5000, "Where does the user live?"]
+    for batch in ([t] for t in texts):
+        assert np.array_equal(a.embed(batch), b.embed(batch))
+    many = [f"{SENTENCES[i % 4]} number {i}" for i in range(40)]
+    assert np.array_equal(a.embed(many), b.embed(many))
+    assert np.array_equal(a.embed(texts), b.embed(texts))
+
+
+def test_a_search_in_a_fresh_process_does_not_import_model2vec(tmp_path: Path) -> None:
+    code = (
+        "import sys\n"
+        "from markmem import Memory\n"
+        f"m = Memory({str(tmp_path / 'repo')!r}, pii_engine='regex', vector_model='builtin', background=False)\n"
+        "m.add('I live in Lisbon', user_id='a')\n"
+        "m.search('where do I live', user_id='a')\n"
+        "print('model2vec' in sys.modules)\n"
+    )
+    proc = run_python(code)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "False"

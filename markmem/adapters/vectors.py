@@ -50,7 +50,7 @@ class Model2VecEmbedder:
     A text with no known token (``""``, only whitespace) embeds to the zero vector.
     """
 
-    def __init__(self, model: StaticModel, name: str) -> None:
+    def __init__(self, model: StaticModel | _Builtin, name: str) -> None:
         self.name = name
         self.dim = int(model.dim)
         self._model = model
@@ -135,9 +135,81 @@ def load_embedder(spec: str | None) -> Embedder | None:
     with _LOCK:
         embedder = _CACHE.get(key)
         if embedder is None:
-            embedder = Model2VecEmbedder(_load_static_model(source, spec), name)
+            model = _Builtin.load(source, spec) if key == BUILTIN and LIGHT and _installed() else None
+            embedder = Model2VecEmbedder(model or _load_static_model(source, spec), name)
             _CACHE[key] = embedder
     return embedder
+
+
+LIGHT = True  # False: the built-in model loads through model2vec too (tests compare the two)
+BUILTIN_MEDIAN_TOKEN_LENGTH = 6  # StaticModel's median_token_length of the built-in model (a test checks)
+
+
+def _installed() -> bool:
+    """model2vec is installed (the vector extra), found without importing it."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec("model2vec") is not None
+    except ValueError:  # sys.modules["model2vec"] is None: as good as missing
+        return False
+
+
+class _Builtin:
+    """The built-in model as ``StaticModel`` holds it, read without importing model2vec: that import
+    pulls in huggingface_hub (~0.4 s of CPU, most of a fresh process's first search), while a query
+    needs only the tokenizer and the token table (``Model2VecEmbedder._lookup``). The same files,
+    read by the same calls model2vec makes (``safetensors.safe_open(...).get_tensor("embeddings")``,
+    ``Tokenizer.from_file``, padding disabled as ``StaticModel`` does), so vectors are bit for bit
+    model2vec's (tests/test_vectors.py). ``encode`` (long texts, big batches: a compile) loads the
+    real ``StaticModel`` on its first call."""
+
+    token_mapping = None
+    weights = None
+
+    def __init__(self, source: str, spec: str, embedding: np.ndarray, tokenizer: Any, config: dict[str, Any]) -> None:
+        self._source, self._spec = source, spec
+        self.embedding = embedding
+        self.tokenizer = tokenizer
+        self.dim = int(embedding.shape[1])
+        self.max_length = config.get("max_length", 512)
+        self.median_token_length = BUILTIN_MEDIAN_TOKEN_LENGTH  # reading the vocabulary costs 40 ms
+        unk = getattr(tokenizer.model, "unk_token", None)
+        self.unk_token_id = None if unk is None else tokenizer.token_to_id(unk)
+        self._full: StaticModel | None = None
+
+    @classmethod
+    def load(cls, source: str, spec: str) -> _Builtin | None:
+        """None when the folder is not the plain layout expected (model2vec then loads it)."""
+        import json
+
+        try:
+            from safetensors import safe_open
+            from tokenizers import Tokenizer
+        except ImportError:
+            return None
+        folder = Path(source)
+        try:
+            with safe_open(str(folder / "model.safetensors"), framework="numpy") as f:
+                if set(f.keys()) != {"embeddings"}:
+                    return None
+                embedding = f.get_tensor("embeddings")
+            tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+            config = json.loads((folder / "config.json").read_text())
+        except Exception:  # noqa: BLE001 - anything odd: model2vec loads it (and raises its own error)
+            return None
+        if len(embedding) != tokenizer.get_vocab_size() or embedding.ndim != 2:
+            return None
+        padding = tokenizer.padding  # as StaticModel's _disable_padding
+        if padding is not None:
+            tokenizer.enable_padding(pad_id=padding["pad_id"], pad_token=padding["pad_token"],
+                                     pad_type_id=padding["pad_type_id"], length=0)
+        return cls(source, spec, embedding, tokenizer, config)
+
+    def encode(self, texts: list[str], normalize: bool = False) -> np.ndarray:
+        if self._full is None:
+            self._full = _load_static_model(self._source, self._spec)
+        return np.asarray(self._full.encode(texts, normalize=normalize))
 
 
 def probe_embedder(spec: str) -> str:

@@ -44,10 +44,12 @@ def purge_local(ctx: Context, user_id: str) -> dict[str, int]:
 
 
 def forget_in_memory(user_id: str) -> None:
-    """This process's derived state that holds the user's words: lexicons, matrices, term counts."""
-    from ..index import lexicon, vectors
+    """This process's derived state that holds the user's words: lexicons, matrices, claim books,
+    graphs, term counts."""
+    from ..index import claimbook, lexicon, vectors
     from ..read import fts, graph
 
+    claimbook.forget_user(user_id)
     lexicon.forget_user(user_id)
     graph.forget(user_id)
     vectors.forget_user(user_id)

@@ -19,7 +19,7 @@ Besides the rows mirrored from the repo, two derived pieces serve the read path:
 
 from __future__ import annotations
 
-VERSION = 7
+VERSION = 8
 
 TABLES = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);

@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 
 from ..ids import validate_user_id
 from ..model import Page, RawEntry
-from . import schema
+from . import schema, vecfile
 from .cache import Cache, PagesPlan
 
 T = TypeVar("T")
@@ -131,6 +131,7 @@ class SplitCache(Cache):
             shard.retire()
         for path in self.folder.glob("*.db*") if self.folder.is_dir() else []:
             path.unlink(missing_ok=True)
+        vecfile.forget_all_files(self.folder / "index.db")  # the users' saved matrices (u/vec/)
         super().remove_files()
 
     def drop_user(self, user_id: str) -> dict[str, int]:
@@ -146,6 +147,7 @@ class SplitCache(Cache):
         path = self.file_of(user_id)
         for suffix in ("", "-wal", "-shm", "-journal"):
             Path(str(path) + suffix).unlink(missing_ok=True)
+        vecfile.forget_user_files(path, user_id)
         self.db.execute("DELETE FROM shards WHERE user_id=?", (user_id,))
         return counts
 

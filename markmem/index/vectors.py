@@ -17,11 +17,11 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from itertools import pairwise
 
 import numpy as np
 
 from ..ports import Embedder
+from . import vecfile
 from .cache import Cache
 from .text import turn_text
 
@@ -50,6 +50,7 @@ class Matrix:
     turn_rowid: np.ndarray | None = field(default_factory=lambda: np.zeros(0, np.int64))
     turn_at: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     turn_hash: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    saved: int = -1  # rows in the saved file (``index.vecfile``) this matrix matches; -1: none
 
     def scores(self, query: np.ndarray) -> np.ndarray:
         """Cosine of every row with a unit-length query vector."""
@@ -79,12 +80,12 @@ class Matrix:
         turns = [i for i, kind in enumerate(kinds) if kind == "turn"]
         if not turns:
             return
-        got = [int(rowids[i]) for i in turns] if rowids is not None else []
-        seq = [int(self.turn_rowid[-1]), *got] if len(self.turn_rowid) else got
-        if rowids is None or any(b <= a for a, b in pairwise(seq)):
+        got = np.array([rowids[i] for i in turns] if rowids is not None else [], np.int64)
+        seq = np.concatenate([self.turn_rowid[-1:], got])
+        if rowids is None or bool((seq[1:] <= seq[:-1]).any()):
             self.turn_rowid = None  # unknown or out of order: the dict serves
             return
-        self.turn_rowid = np.append(self.turn_rowid, np.array(got, np.int64))
+        self.turn_rowid = np.append(self.turn_rowid, got)
         self.turn_at = np.append(self.turn_at, np.array([self.n + i for i in turns], np.int64))
         self.turn_hash = np.append(self.turn_hash, np.array([hash(ids[i]) for i in turns], np.int64))
 
@@ -127,6 +128,7 @@ def matrix(cache: Cache, embedder: Embedder, user_id: str, now: Stamp | None = N
             m = _load(cache, embedder, user_id, now)
         elif m.stamp != now:
             _extend(cache, embedder, user_id, m, now)
+        _save(cache, embedder, user_id, m)
         _MATS[key] = m
         _MATS.move_to_end(key)
         while len(_MATS) > MAX_MATRICES:
@@ -173,9 +175,33 @@ _CLAIMS = ("SELECT c.rowid, c.id, c.hash, v.hash, v.model, v.vec FROM claims c "
 
 
 def _load(cache: Cache, embedder: Embedder, user_id: str, now: Stamp) -> Matrix:
+    """The matrix from the saved file when it serves ``now`` (``index.vecfile``; rows added since
+    are appended from SQLite), else from SQLite."""
     m = Matrix(now, embedder.dim, data=np.zeros((0, embedder.dim), np.float32))
+    saved = vecfile.read(cache.path, user_id, embedder.name, embedder.dim, now) if SAVE else None
+    if saved is not None:
+        m.append(saved.kinds, saved.ids, saved.data, saved.rowids)
+        m.raw_seen, m.claim_seen, m.stamp, m.saved = saved.raw_seen, saved.claim_seen, saved.stamp, m.n
+        if m.stamp == now:
+            return m
     _extend(cache, embedder, user_id, m, now)
     return m
+
+
+SAVE = True  # False: never read or write the saved matrices (tests compare the two)
+SAVE_AFTER = 256  # rows added since the file was written (at least; or an eighth) before it is rewritten
+
+
+def _save(cache: Cache, embedder: Embedder, user_id: str, m: Matrix) -> None:
+    """Write the matrix to its file when it has none or has outgrown it (see ``index.vecfile``)."""
+    if not SAVE or m.turn_rowid is None or (m.saved >= 0 and m.n - m.saved < max(SAVE_AFTER, m.saved // 8)):
+        return
+    rowids = [-1] * m.n
+    for rowid, at in zip(m.turn_rowid.tolist(), m.turn_at.tolist(), strict=True):
+        rowids[at] = rowid
+    vecfile.write(cache.path, user_id, embedder.name,
+                  vecfile.Saved(m.stamp, m.kinds, m.ids, rowids, m.data[: m.n], m.raw_seen, m.claim_seen))
+    m.saved = m.n
 
 
 def _extend(cache: Cache, embedder: Embedder, user_id: str, m: Matrix, now: Stamp) -> None:

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..ids import now as utc_now
+from ..index import claimbook
 from ..index.cache import Cache
 from .fts import CLAIM_COLS, hydrate_turns
 from .fuse import Cand
@@ -46,23 +47,26 @@ def low_content(text: str) -> bool:
     return len(t) < 60 and bool(_CHAT.match(t))
 
 
-def rerank(cache: Cache, user_id: str, ranked: list[Cand], query: str = "") -> list[Cand]:
-    """Fused candidates, fact first (see the module docstring). Marks go in ``Cand.row``."""
+def rerank(cache: Cache, user_id: str, ranked: list[Cand], query: str = "",
+           stamp: claimbook.Stamp | None = None) -> list[Cand]:
+    """Fused candidates, fact first (see the module docstring). Marks go in ``Cand.row``. ``stamp``:
+    the user's stamp as the search read it (``fts.Snapshot.vectors``), for the claim book."""
     present = utc_now()
+    book = claimbook.book(cache, user_id, stamp, lazy=True) if claimbook.ENABLED else None
     light = [c for c in ranked if c.kind == "turn" and "content" not in c.row and "rowid" in c.row]
     if light:  # the lexicon's light rows hold no text; search hydrates them for its hits anyway
         full = hydrate_turns(cache, [c.row["rowid"] for c in light], user_id)
         for c in light:
             if c.id in full:
                 c.row = {**c.row, **full[c.id]}
-    stale = _citing(cache, user_id, [c.id for c in ranked if c.kind == "turn"], present)
+    stale = _citing(cache, user_id, [c.id for c in ranked if c.kind == "turn"], present, book)
     for c in ranked:
         if c.id in stale:
             closed = max(stale[c.id], key=lambda r: r["valid_until"] or "")
             c.row = {**c.row, "valid_until": closed["valid_until"], "superseded_by": closed["superseded_by"]}
     have = {c.id for c in ranked if c.kind == "claim"}
     found = _successors(cache, user_id, {c.row["superseded_by"]: c for c in ranked if c.id in stale
-                                         and c.row.get("superseded_by")}, present)
+                                         and c.row.get("superseded_by")}, present, book)
     others = _others(cache, user_id, [c for c in ranked if c.kind == "claim"], query.casefold())
     claims = {c.id: c for c in ranked if c.kind == "claim"}
     out: list[Cand] = []
@@ -133,9 +137,17 @@ def _current(row: dict[str, Any], present: str) -> bool:
         (row["valid_from"] is None or row["valid_from"] <= present)
 
 
-def _citing(cache: Cache, user_id: str, turn_ids: Sequence[str], present: str) -> dict[str, list[dict[str, Any]]]:
-    """The closed claims that cite each turn, for the turns no current claim cites, by turn id.
-    Two statements over the user's closed claims (few), then its current ones for those turns only."""
+def _citing(cache: Cache, user_id: str, turn_ids: Sequence[str], present: str,
+            book: claimbook.Book | None = None) -> dict[str, list[dict[str, Any]]]:
+    """The closed claims that cite each turn, for the turns no current claim cites, by turn id:
+    from the user's claim book (``index.claimbook``), or with SQL."""
+    if book is not None:
+        stale: dict[str, list[dict[str, Any]]] = {}
+        for rid in turn_ids:
+            rows = book.cite(rid)
+            if rows and not any(r["valid_until"] is None or r["valid_until"] > present for r in rows):
+                stale[rid] = [r for r in rows if r["valid_until"] is not None and r["valid_until"] <= present]
+        return stale
     closed = _sources(cache, user_id, turn_ids, "c.valid_until IS NOT NULL AND c.valid_until <= ?", [present])
     if not closed:
         return {}
@@ -163,7 +175,8 @@ def _sources(cache: Cache, user_id: str, turn_ids: Sequence[str], when: str,
     return out
 
 
-def _successors(cache: Cache, user_id: str, wanted: dict[str, Cand], present: str) -> dict[str, dict[str, Any]]:
+def _successors(cache: Cache, user_id: str, wanted: dict[str, Cand], present: str,
+                book: claimbook.Book | None = None) -> dict[str, dict[str, Any]]:
     """The claim now current at the end of each supersession chain (a few hops at most)."""
     out: dict[str, dict[str, Any]] = {}
     for start in wanted:
@@ -171,9 +184,13 @@ def _successors(cache: Cache, user_id: str, wanted: dict[str, Cand], present: st
         for _ in range(8):
             if cid is None:
                 break
-            rows = cache.user(user_id).rows(
-                f"SELECT {CLAIM_COLS}, c.valid_until AS valid_until, c.superseded_by AS superseded_by "
-                "FROM claims c WHERE c.id = ? AND +c.user_id = ? AND c.archived = 0", [cid, user_id])
+            if book is not None:
+                found = book.by_id.get(cid)
+                rows = [] if found is None else [dict(found)]
+            else:
+                rows = cache.user(user_id).rows(
+                    f"SELECT {CLAIM_COLS}, c.valid_until AS valid_until, c.superseded_by AS superseded_by "
+                    "FROM claims c WHERE c.id = ? AND +c.user_id = ? AND c.archived = 0", [cid, user_id])
             if not rows:
                 break
             row = rows[0]

@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from functools import lru_cache
 
 from ..context import Context
+from ..index import claimbook
 from ..model import Hit, Pack
 from .facts import low_content
 from .fts import claim_time
@@ -62,6 +63,10 @@ def stale_turns(ctx: Context, user_id: str, turn_ids: Sequence[str]) -> set[str]
     """Turns cited only by claims that have been closed (superseded or ended)."""
     if not turn_ids:
         return set()
+    book = claimbook.book(ctx.cache.user(user_id), user_id, lazy=True) if claimbook.ENABLED else None
+    if book is not None:
+        return {rid for rid in turn_ids if (rows := book.cite(rid))
+                and all(r["valid_until"] is not None for r in rows)}
     closed = _citing(ctx, user_id, turn_ids, "IS NOT NULL")
     if not closed:
         return set()

@@ -79,7 +79,8 @@ def _ranked(ctx: Context, query: str, user_id: str, top_k: int, as_of: str | Non
         return [], None
     ranked = fuse(list(cands.values()), recipe, q, day_number(ref), _dated(ctx, cands, span, user_id))
     if as_of is None and known_at is None and recipe.fact_first:
-        ranked = facts.rerank(ctx.cache, user_id, ranked[: max(3 * top_k, top_k + 10)], query)
+        ranked = facts.rerank(ctx.cache, user_id, ranked[: max(3 * top_k, top_k + 10)], query,
+                              None if snap is None else snap.vectors())
     model = ctx.embedder.name if recipe.vectors and ctx.embedder else None
     return ranked, {"terms": [t for t in q.terms if t not in dropped], "dropped_terms": dropped,
                     "literals": list(q.literals), "vectors": model,

@@ -92,7 +92,9 @@ def recover(root: Path, queue: Queue, codec: Codec) -> int:
     found: list[Located] = []
     checkpoints: dict[str, dict[str, int]] = {}
     for uid, rel in raw.iter_files(root):
-        cp = checkpoints.setdefault(uid, raw.read_checkpoint(root, uid))
+        if uid not in checkpoints:  # once per user (setdefault would read it once per file)
+            checkpoints[uid] = raw.read_checkpoint(root, uid)
+        cp = checkpoints[uid]
         start = cp.get(rel, 0)
         if (root / rel).stat().st_size <= start:
             continue

@@ -1,0 +1,122 @@
+"""An in-memory copy of one user's claim ledger, for the fact-first steps of a search.
+
+``read.facts`` (stale turns, their successors) and ``read.pack`` (turns to leave out) ask, per
+search, which claims cite a turn and what replaced a claim. In SQL that is a scan of the user's
+claims with one ``instr`` per turn (0.2-0.5 ms a search), repeated for every search although the
+claims rarely change. Here the user's live (non-archived) claims are read once into memory and
+indexed by the turns they cite; a search then looks them up.
+
+Freshness: a book is kept per (cache file, user) with the user's stamp (the cache ``epoch`` and
+``user_gen``'s ``added`` and ``changed``: every insert, delete or update of a claim bumps one of
+them), and is read again when the stamp differs. The answers are the SQL ones: the same rows,
+in claim rowid order (``facts`` and ``pack`` compare them against the SQL they replace in
+``tests/test_search_pinned.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+from .cache import Cache
+
+Stamp = tuple[str, int, int]  # (cache epoch, added, changed): ``index.vectors.stamp``
+MAX_BOOKS = 64
+COLS = ("c.id AS id, c.user_id AS user_id, c.type AS type, c.provenance AS provenance, c.valid_from AS valid_from, "
+        "c.sources AS sources, c.subject AS subject, c.valid_until AS valid_until, c.superseded_by AS superseded_by")
+
+
+@dataclass
+class Book:
+    """A user's live claims (rows as ``read.fts.CLAIM_COLS`` plus ``valid_until`` and
+    ``superseded_by``), by id and by the raw ids of the turns each cites."""
+
+    stamp: Stamp
+    by_id: dict[str, dict[str, Any]] = field(default_factory=dict)
+    citing: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # raw id -> claims, rowid order
+
+    def cite(self, turn_id: str) -> list[dict[str, Any]]:
+        return self.citing.get(turn_id, [])
+
+
+_BOOKS: OrderedDict[tuple[str, str], Book] = OrderedDict()
+_LOCK = threading.Lock()
+ENABLED = True  # False: facts and pack read the claims with SQL (tests compare the two)
+
+
+def stamp(cache: Cache, user_id: str) -> Stamp:
+    row = cache.db.execute(
+        "SELECT (SELECT value FROM meta WHERE key='epoch'), g.added, g.changed FROM (SELECT 1) "
+        "LEFT JOIN user_gen g ON g.user_id = ?", (user_id,)).fetchone()
+    return (str(row[0]), int(row[1] or 0), int(row[2] or 0))
+
+
+_ASKED: OrderedDict[tuple[str, str], None] = OrderedDict()  # users whose book was asked for once
+
+
+def book(cache: Cache, user_id: str, now: Stamp | None = None, lazy: bool = False) -> Book | None:
+    """The user's book at ``now`` (read here when not given), loaded when stale. ``lazy``: None
+    the first time a process asks for this user's book (the caller then asks SQL: a fresh
+    process's first search does not read every claim for one answer); loaded from the second."""
+    key = (str(cache.path), user_id)
+    if now is None:
+        now = stamp(cache, user_id)
+    with _LOCK:
+        got = _BOOKS.get(key)
+        if got is not None and got.stamp == now:
+            _BOOKS.move_to_end(key)
+            return got
+        if lazy and got is None and key not in _ASKED:
+            _ASKED[key] = None
+            while len(_ASKED) > 10_000:
+                _ASKED.popitem(last=False)
+            return None
+    fresh = _load(cache, user_id, now)
+    with _LOCK:
+        _BOOKS[key] = fresh
+        _BOOKS.move_to_end(key)
+        while len(_BOOKS) > MAX_BOOKS:
+            _BOOKS.popitem(last=False)
+    return fresh
+
+
+def _load(cache: Cache, user_id: str, now: Stamp) -> Book:
+    db = cache.db
+    own = not db.in_transaction
+    if own:  # the stamp and the rows from one read transaction
+        db.execute("BEGIN")
+    try:
+        if stamp(cache, user_id) != now:
+            now = stamp(cache, user_id)
+        cur = db.execute(f"SELECT {COLS} FROM claims c WHERE c.user_id = ? AND c.archived = 0 ORDER BY c.rowid",
+                         (user_id,))
+        names = [d[0] for d in cur.description or ()]
+        rows = [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
+    finally:
+        if own:
+            db.execute("COMMIT")
+    out = Book(now)
+    for row in rows:
+        out.by_id[row["id"]] = row
+        for ref in json.loads(row["sources"] or "[]"):
+            if "#" in str(ref):  # "raw/u/<id>/<day>.jsonl#<raw id>", as SQL's instr(sources, '#<id>"') finds it
+                out.citing.setdefault(str(ref).rsplit("#", 1)[-1], []).append(row)
+    return out
+
+
+def forget_user(user_id: str) -> None:
+    """Drop the user's books (an erasure: they hold the user's claims)."""
+    with _LOCK:
+        for key in [k for k in _BOOKS if k[1] == user_id]:
+            del _BOOKS[key]
+        for key in [k for k in _ASKED if k[1] == user_id]:
+            del _ASKED[key]
+
+
+def forget_all() -> None:
+    with _LOCK:
+        _BOOKS.clear()
+        _ASKED.clear()
