@@ -67,7 +67,7 @@ def relations(user_id: str, cand: Candidate) -> list[Relation]:
         rel = predicate[len("relationship_"):]
         out.append(Relation(cand.value.strip(), f"{rel}_of", user_id, "user"))
     target = _TARGETS.get(predicate)
-    if target and _is_name(cand.value):
+    if target and _is_name(cand.value) and _proper(cand.value, cand.text):
         relation, kind = target
         value = cand.value.strip()
         if kind == "pet":
@@ -102,6 +102,18 @@ def _is_name(value: str) -> bool:
     if words[0].casefold() in _NOT_LEAD or any(w.casefold() in ("i", "me", "my", "we") for w in words):
         return False
     return any(c.isalpha() for c in value) and len(value.strip()) >= 2
+
+
+def _proper(value: str, text: str) -> bool:
+    """A value of several words names a place or organisation only when the clause writes one of
+    them capitalised ("Blue Bottle Coffee", not "a small flat" that the open-vocabulary path read
+    as where the user lives); one word ("lisbon") is given the benefit of the doubt."""
+    words = value.split()
+    if len(words) < 2:
+        return True
+    at = text.casefold().find(value.casefold())
+    said = text[at:at + len(value)] if at >= 0 else value
+    return any(w[:1].isupper() for w in said.split())
 
 
 def build(candidates: Sequence[Candidate], entries: dict[str, RawEntry], load: Loader, now: str,
