@@ -2,6 +2,7 @@
 
     python bench/console.py                      # 100 users x 1,000 memories (builds for a few minutes)
     python bench/console.py --users 10 --per-user 200 --rounds 5     # a small run
+    python bench/console.py --repo /tmp/console-100x1k   # build once, keep it, re-use it next time
 
 Starts a real ``markmem console`` process and reads each response's ``Server-Timing`` header
 (the time inside the app, from the guard to the rendered page). Prints median and p95 per view.
@@ -45,6 +46,14 @@ def build(path: Path, users: int, per_user: int) -> tuple[str, str]:
     return ids[0], page
 
 
+def reuse(path: Path) -> tuple[str, str]:
+    with open_mem(path) as mem:
+        user = mem.users()[0]["user_id"]
+        page = max(mem.get_all(user), key=lambda p: len(p.claims)).id
+    print(f"re-using {path}: user {user}, page {page}")
+    return user, page
+
+
 def timed(client: httpx.Client, method: str, path: str, **kw: object) -> float:
     r = client.request(method, path, **kw)  # type: ignore[arg-type]
     r.raise_for_status()
@@ -56,10 +65,11 @@ def main() -> None:
     ap.add_argument("--users", type=int, default=100)
     ap.add_argument("--per-user", type=int, default=1000)
     ap.add_argument("--rounds", type=int, default=10)
+    ap.add_argument("--repo", type=Path, default=None, help="Keep the built repo here (re-used if it exists).")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        repo = Path(tmp) / "mem"
-        user, page = build(repo, args.users, args.per_user)
+        repo = args.repo or Path(tmp) / "mem"
+        user, page = reuse(repo) if (repo / ".markmem").exists() else build(repo, args.users, args.per_user)
         env = {**os.environ, "MARKMEM_PII_ENGINE": "regex", "MARKMEM_VECTOR_MODEL": "none", "PYTHONPATH": str(ROOT)}
         cmd = [sys.executable, "-m", "markmem.cli", "console", "--repo", str(repo), "--port", "0", "--token", TOKEN]
         proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, text=True)

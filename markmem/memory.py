@@ -186,12 +186,14 @@ class Memory:
         return decide.decide(self._ctx, item_id, decision, text)
 
     # -- erasure and access -----------------------------------------------------------
-    def forget(self, user_id: str, mode: str = "scrub", dry_run: bool = False) -> Any:
+    def forget(self, user_id: str, mode: str = "scrub", dry_run: bool = False, progress: Progress | None = None
+               ) -> Any:
         """Erase a user: ``scrub`` | ``rewrite`` (purge git history) | ``shred`` (delete the key).
-        ``dry_run=True`` returns the ErasurePlan without changing anything."""
+        ``dry_run=True`` returns the ErasurePlan without changing anything. ``progress(stage, done,
+        total)`` counts the durable steps and, for a rewrite, the commits git-filter-repo walks."""
         from .erase import api
 
-        return api.forget(self._ctx, validate_user_id(user_id), mode, dry_run)
+        return api.forget(self._ctx, validate_user_id(user_id), mode, dry_run, progress)
 
     def verify_erasure(self, user_id: str) -> Any:
         """Scan every git object (loose, packed, any ref, reflog, stash) for the user's content."""
@@ -206,7 +208,7 @@ class Memory:
         return audit.tombstones(self._ctx)
 
     def export(self, user_id: str | None = None, to: str = "jsonl", path: str | Path | None = None,
-               progress: Any = None) -> Any:
+               progress: Progress | None = None) -> Any:
         """Export memory: ``jsonl`` (lossless), ``mem0``, ``memory-md``, or ``access`` (a
         data-subject access export of one user as JSON and markdown)."""
         if to == "access":
@@ -218,7 +220,8 @@ class Memory:
         return portability.export(self._ctx, None if user_id is None else validate_user_id(user_id), to, path,
                                   progress=progress)
 
-    def import_(self, path: str | Path, from_: str = "jsonl", user_id: str | None = None, progress: Any = None) -> Any:
+    def import_(self, path: str | Path, from_: str = "jsonl", user_id: str | None = None,
+                progress: Progress | None = None) -> Any:
         """Import from ``jsonl`` (a markmem export) or ``mem0``. (``import`` is a Python keyword.)"""
         from . import portability
 
@@ -226,17 +229,19 @@ class Memory:
                                    progress=progress)
 
     # -- lifecycle --------------------------------------------------------------------
-    def lint(self, fix: bool = False) -> Any:
-        """Check pages: broken links, unsourced claims, injection text, drift, bad YAML, bad validity."""
+    def lint(self, fix: bool = False, progress: Progress | None = None) -> Any:
+        """Check pages: broken links, unsourced claims, injection text, drift, bad YAML, bad validity.
+        ``progress(stage, done, total)`` counts pages read and checked."""
         from . import lifecycle
 
-        return lifecycle.lint(self._ctx, fix)
+        return lifecycle.lint(self._ctx, fix, progress)
 
-    def maintenance(self, dry_run: bool = False) -> Any:
-        """Decay, consolidation and retention sweeps: a plan first, then one commit."""
+    def maintenance(self, dry_run: bool = False, progress: Progress | None = None) -> Any:
+        """Decay, consolidation and retention sweeps: a plan first, then one commit.
+        ``progress(stage, done, total)`` counts pages read, then the apply steps."""
         from . import lifecycle
 
-        return lifecycle.maintenance(self._ctx, dry_run)
+        return lifecycle.maintenance(self._ctx, dry_run, progress=progress)
 
     # -- edit -----------------------------------------------------------------------
     def update(self, id: str, text: str, by: str = "human") -> Claim:
