@@ -9,7 +9,7 @@ import markmem
 
 PKG = Path(markmem.__file__).parent
 SHELLS = {"cli", "cli_admin", "cli_common", "cli_render", "cli_install", "mcp_server", "api", "aio", "serving",
-          "jsonable"}
+          "jsonable", "jobs"}
 LOW = {"store", "index"}  # must not import upward
 
 
