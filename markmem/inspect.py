@@ -58,7 +58,8 @@ def load_page(ctx: Context, page_id: str) -> Page:
     return read_page(ctx.root, rel, ctx.codec)
 
 
-def get_all(ctx: Context, user_id: str, type: str | None, include_archived: bool) -> list[Page]:
+def get_all(ctx: Context, user_id: str, type: str | None, include_archived: bool, limit: int | None = None,
+            offset: int = 0) -> list[Page]:
     sql = "SELECT id FROM pages WHERE user_id=?"
     params: list[Any] = [user_id]
     if type is not None:
@@ -66,8 +67,12 @@ def get_all(ctx: Context, user_id: str, type: str | None, include_archived: bool
         params.append(type)
     if not include_archived:
         sql += " AND archived=0"
+    sql += " ORDER BY id"
+    if limit is not None or offset:
+        sql += " LIMIT ? OFFSET ?"
+        params += [-1 if limit is None else limit, offset]
     pages = []
-    for r in ctx.cache.user(user_id).rows(sql + " ORDER BY id", params):
+    for r in ctx.cache.user(user_id).rows(sql, params):
         try:
             pages.append(load_page(ctx, r["id"]))
         except (MalformedPage, NotFound):  # broken or gone since the cache saw it: doctor lists it
@@ -75,7 +80,8 @@ def get_all(ctx: Context, user_id: str, type: str | None, include_archived: bool
     return pages
 
 
-def history(ctx: Context, ident: str, include_diff: bool) -> list[Commit]:
+def history(ctx: Context, ident: str, include_diff: bool, limit: int | None = None, offset: int = 0
+            ) -> list[Commit]:
     page_id = ident
     if _CLAIM_RE.fullmatch(ident):
         rows = ctx.cache.rows("SELECT page_id FROM claims WHERE id=?", [ident])
@@ -84,7 +90,8 @@ def history(ctx: Context, ident: str, include_diff: bool) -> list[Commit]:
         page_id = rows[0]["page_id"]
     rel = page_path(validate_page_id(page_id))
     fmt = "--format=%x1e%H%x1f%aI%x1f%B%x1d"
-    out = ctx.git.run("log", "--follow", fmt, *(["-p"] if include_diff else []), "--", rel)
+    window = [*([f"--skip={offset}"] if offset else []), *([f"-n{limit}"] if limit is not None else [])]
+    out = ctx.git.run("log", "--follow", fmt, *window, *(["-p"] if include_diff else []), "--", rel)
     entries = [(head.split("\x1f", 2), patch) for head, _, patch in
                (chunk.partition("\x1d") for chunk in out.split("\x1e")[1:])]
     versions = _versions(ctx, [f"{sha}{rev}:{rel}" for (sha, _w, _m), _p in entries for rev in ("", "^")], rel)
@@ -96,7 +103,7 @@ def history(ctx: Context, ident: str, include_diff: bool) -> list[Commit]:
             diff = ctx.git.run("show", "--format=", sha, "--", rel)  # the path's own diff, as git show gives it
         changes = _claim_changes(versions[f"{sha}:{rel}"], versions[f"{sha}^:{rel}"])
         commits.append(Commit(sha, when, msg.strip(), op, diff, changes))
-    if not commits and not (ctx.root / rel).exists():
+    if not commits and not offset and not (ctx.root / rel).exists():
         raise NotFound("page", page_id)
     return commits
 

@@ -150,19 +150,24 @@ class Memory:
             raise NotFound("object", id)
         return found
 
-    def get_all(self, user_id: str, type: str | None = None, include_archived: bool = False) -> list[Page]:
-        return inspect.get_all(self._ctx, validate_user_id(user_id), type, include_archived)
+    def get_all(self, user_id: str, type: str | None = None, include_archived: bool = False,
+                limit: int | None = None, offset: int = 0) -> list[Page]:
+        """A user's pages sorted by id; ``limit``/``offset`` give one page of them (for listings)."""
+        return inspect.get_all(self._ctx, validate_user_id(user_id), type, include_archived, *_window(limit, offset))
 
-    def history(self, id: str | None = None, include_diff: bool = True, user_id: str | None = None) -> list[Any]:
+    def history(self, id: str | None = None, include_diff: bool = True, user_id: str | None = None,
+                limit: int | None = None, offset: int = 0) -> list[Any]:
         """Commits that touched a page or claim (``git log --follow``, with claim-level changes),
-        newest first; or, with ``user_id``, every operation that touched that user."""
+        newest first; or, with ``user_id``, every operation that touched that user. ``limit`` and
+        ``offset`` window the list (the newest ``limit`` after skipping ``offset``)."""
+        window = _window(limit, offset)
         if user_id is not None:
             from .erase import audit
 
-            return audit.user_history(self._ctx, validate_user_id(user_id))
+            return audit.user_history(self._ctx, validate_user_id(user_id), *window)
         if id is None:
             raise _bad("history needs a page/claim id or user_id")
-        return inspect.history(self._ctx, id, include_diff)
+        return inspect.history(self._ctx, id, include_diff, *window)
 
     def users(self, contains: str | None = None) -> list[dict[str, Any]]:
         """Every user with counts (raw entries, pages, active/closed claims, pending review) and
@@ -279,6 +284,13 @@ class Memory:
     def context(self) -> Context:
         """The open repo's parts, for the erase/lifecycle layers and tests."""
         return self._ctx
+
+
+def _window(limit: int | None, offset: int) -> tuple[int | None, int]:
+    for name, value in (("limit", limit), ("offset", offset)):
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+            raise _bad(f"{name} must be a whole number >= 0")
+    return limit, offset
 
 
 def _bad(message: str) -> MarkmemError:
