@@ -4,8 +4,8 @@ review queue come a page at a time (``?page=N``, ``?size=N``), against a real ``
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
@@ -102,3 +102,16 @@ def test_review_queue_pages(console: httpx.Client) -> None:
 def test_bad_paging_is_a_clear_error(console: httpx.Client, query: str) -> None:
     response = console.get(f"/?{query}")
     assert response.status_code == 422 and "must be a whole number" in response.text
+
+
+def test_lint_runs_in_the_background_with_counts(console: httpx.Client) -> None:
+    started = console.get("/health?lint=true")
+    assert started.status_code == 303 and started.headers["location"].startswith("/health?lint=j-")
+    for _ in range(600):
+        html = get(console, started.headers["location"])
+        if 'id="lint-progress"' not in html:
+            break
+        assert re.search(r"(starting|pages|check) \d+/\d+", html) and 'http-equiv="refresh"' in html
+        time.sleep(0.1)
+    assert "pages checked" in html and 'http-equiv="refresh"' not in html
+    assert console.get("/health?lint=j-000000000000").status_code == 404
