@@ -169,10 +169,10 @@ class Memory:
             raise _bad("history needs a page/claim id or user_id")
         return inspect.history(self._ctx, id, include_diff, *window)
 
-    def users(self, contains: str | None = None) -> list[dict[str, Any]]:
+    def users(self, contains: str | None = None, limit: int | None = None, offset: int = 0) -> list[dict[str, Any]]:
         """Every user with counts (raw entries, pages, active/closed claims, pending review) and
-        last activity, sorted by id; ``contains`` filters the ids."""
-        return inspect.users(self._ctx, contains)
+        last activity, sorted by id; ``contains`` filters the ids; ``limit``/``offset`` window them."""
+        return inspect.users(self._ctx, contains, *_window(limit, offset))
 
     def review(self, user_id: str | None = None) -> list[dict[str, Any]]:
         """Pending review items (quarantined inputs, low-confidence facts)."""

@@ -54,7 +54,7 @@ def test_users_list_pages_of_fifty(console: httpx.Client) -> None:
     assert len(one) == 50 and 1 <= len(two) <= 7 and not set(one) & set(two)
     assert "ana" in one + two and "u54" in one + two
     assert 'rel="next" href="?page=2"' in first and 'rel="prev" href="?page=1"' in second
-    assert "users 1–50 of 57" in first and "of 57" in second
+    assert "users 1–50 · page 1" in first and "users 51–57 · page 2" in second
 
 
 def test_search_keeps_its_query_across_pages(console: httpx.Client) -> None:

@@ -31,7 +31,8 @@ def when(value: str | None, field: str) -> datetime | None:
     return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
 
 
-SIZES = {"users": 50, "pages": 20, "history": 25, "review": 20}  # rows per page of each listing (default)
+# rows per page of each listing (default): a page's history shows each commit's claim changes and diff
+SIZES = {"users": 50, "pages": 20, "commits": 10, "history": 25, "review": 20}
 MAX_SIZE = 200  # ?size= may ask for up to this many
 
 

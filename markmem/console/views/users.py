@@ -19,7 +19,8 @@ router = APIRouter()
 @router.get("/", response_class=HTMLResponse)
 def users(request: Request, q: str = "") -> HTMLResponse:
     pages = pager(request, "users")
-    found = pages.slice(memory(request).users(q or None))
+    limit, offset = pages.window
+    found = pages.take(memory(request).users(q or None, limit=limit, offset=offset))  # counts for this page only
     return render(request, "users.html", users=found, q=q, pager=pages)
 
 
@@ -47,7 +48,7 @@ def page(request: Request, page_id: str, as_of: str = "", known_at: str = "") ->
 
 @router.get("/history/{page_id:path}", response_class=HTMLResponse)
 def history(request: Request, page_id: str) -> HTMLResponse:
-    paging = pager(request, "history")
+    paging = pager(request, "commits")
     limit, offset = paging.window
     commits = paging.take(memory(request).history(page_id, include_diff=True, limit=limit, offset=offset))
     owner = page_id.split("/")[1] if page_id.startswith("u/") else None
