@@ -23,5 +23,6 @@ def health(request: Request, lint: str = "") -> Response:
         started = jobs.submit("lint", lambda tick: mem.lint(fix=False, progress=tick))
         return RedirectResponse(f"/health?lint={started.id}", status_code=303)
     job = jobs.get(lint) if lint else None
-    return render(request, "health.html", doctor=mem.doctor(), job=job,
+    running = job is not None and job.state in ("pending", "running")  # polled each second: keep it cheap
+    return render(request, "health.html", doctor=None if running else mem.doctor(), job=job,
                   lint=job.result if job is not None and job.state == "done" else None)
