@@ -11,6 +11,13 @@ Endpoints mirror the Memory facade, one Memory call each, same names::
     GET    /users/{user_id}/history     history(user)  POST   /lint, /maintenance      lint, maintenance
     PUT    /claims/{id}                 update         POST   /reindex                 reindex
     DELETE /memories/{id}               delete         GET    /doctor, /stats, /health
+    GET    /jobs/{id}                   a background job's state (see below)
+
+Large ingests run as background jobs (:mod:`.jobs`): ``POST /memories`` whose text is over
+100,000 characters, or any ``POST /memories`` / ``POST /import`` with ``?async=true``, answers
+202 ``{"job": "j-...", "state": "pending", ...}``; ``GET /jobs/{id}`` then gives the state
+(pending, running, done, failed), ``done``/``total`` and the result or a typed error. Jobs are
+kept in the server process only: a restart forgets them (what a job stored stays stored).
 
 Security (see :mod:`.serving`): binds 127.0.0.1 by default; a non-loopback bind needs a token.
 Every request passes a Host allow-list (421) and an Origin check (403); state-changing requests
@@ -39,8 +46,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from . import errors as E
+from . import jobs as background
 from .api_docs import mount_docs
 from .config import Settings
+from .ids import validate_user_id
 from .jsonable import to_jsonable
 from .memory import Memory
 from .serving import BrowserGuard, allowed_hosts, check_bind, token_ok
@@ -48,7 +57,7 @@ from .serving import BrowserGuard, allowed_hosts, check_bind, token_ok
 ERROR_STATUS: dict[type[E.MarkmemError], int] = {
     E.MarkmemError: 400, E.InvalidInput: 422, E.InvalidUserId: 422, E.NotFound: 404, E.PiiBlocked: 422,
     E.GateUnavailable: 503, E.RepoError: 409, E.MalformedPage: 409, E.LockTimeout: 503,
-    E.ExtractionError: 502, E.EncryptionError: 409, E.ErasureError: 409,
+    E.ExtractionError: 502, E.EncryptionError: 409, E.ErasureError: 409, E.TooManyJobs: 429,
 }
 HTTP_ERROR_NAMES = {400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound",
                     405: "MethodNotAllowed", 413: "PayloadTooLarge", 415: "UnsupportedMediaType",
@@ -94,7 +103,7 @@ class ImportRequest(BaseModel):
 
 def _error_body(exc: E.MarkmemError) -> dict[str, Any]:
     body: dict[str, Any] = {"error": type(exc).__name__, "message": str(exc)}
-    for attr in ("field", "what", "ident", "entities", "path"):
+    for attr in ("field", "what", "ident", "entities", "path", "limit"):
         if getattr(exc, attr, None) is not None:
             body[attr] = to_jsonable(getattr(exc, attr))
     return body
@@ -146,7 +155,14 @@ def authorized(request: Request, creds: Annotated[HTTPAuthorizationCredentials |
     return shown
 
 
+def jobs(request: Request) -> background.Jobs:
+    return request.app.state.jobs  # type: ignore[no-any-return]
+
+
 Mem = Annotated[Memory, Depends(memory)]
+Jobs = Annotated[background.Jobs, Depends(jobs)]
+Async = Annotated[bool, Query(alias="async", description="Run as a background job: 202 and a job id to poll "
+                              "at /jobs/{id}.")]
 Token = Annotated[bool, Depends(authorized)]  # cached per request: the router already ran it
 
 
@@ -161,11 +177,28 @@ Write = Depends(writer)
 router = APIRouter(dependencies=[Depends(authorized)])
 
 
-@router.post("/memories", status_code=201, tags=["write"], dependencies=[Write])
-def add(req: AddRequest, mem: Mem) -> Any:
+@router.post("/memories", status_code=201, tags=["write"], dependencies=[Write],
+             responses={202: {"description": "Accepted as a background job (large text, or ?async=true)."}})
+def add(req: AddRequest, mem: Mem, queue: Jobs, run_async: Async = False) -> Any:
     messages = req.messages if isinstance(req.messages, str) else [m.model_dump() for m in req.messages]
-    return to_jsonable(mem.add(messages, user_id=req.user_id, agent_id=req.agent_id, run_id=req.run_id,
-                               metadata=req.metadata, occurred_at=req.occurred_at))
+    kw: dict[str, Any] = {"agent_id": req.agent_id, "run_id": req.run_id, "metadata": req.metadata,
+                          "occurred_at": req.occurred_at}
+    if run_async or background.size(messages) > background.ASYNC_CHARS:
+        user = validate_user_id(req.user_id)  # a bad id fails now, not in the job
+        return _accepted(queue.submit("add", lambda tick: background.add_in_chunks(mem, messages, user, tick, **kw)))
+    return to_jsonable(mem.add(messages, user_id=req.user_id, **kw))
+
+
+@router.get("/jobs/{job_id}", tags=["write"])
+def job(queue: Jobs, job_id: str) -> Any:
+    """A background job: ``state`` pending | running | done | failed, ``done``/``total`` of its current
+    ``stage``, then ``result`` or ``error`` (``{"error": <name>, "message": ...}``)."""
+    return queue.get(job_id).to_json()
+
+
+def _accepted(job: background.Job) -> JSONResponse:
+    return JSONResponse({**job.to_json(), "poll": f"/jobs/{job.id}"}, status_code=202,
+                        headers={"Location": f"/jobs/{job.id}"})
 
 
 @router.post("/flush", tags=["write"], dependencies=[Write])
@@ -253,10 +286,14 @@ def export(mem: Mem, to: Literal["jsonl", "mem0", "memory-md", "access"] = "json
     return Response(text, media_type=EXPORT_MEDIA[to]) if isinstance(text, str) else to_jsonable(result)
 
 
-@router.post("/import", tags=["portability"], dependencies=[Write])
-def import_(mem: Mem, req: ImportRequest) -> Any:
-    with _spooled(req.text) as path:
-        return to_jsonable(mem.import_(path, from_=req.from_, user_id=req.user_id))
+@router.post("/import", tags=["portability"], dependencies=[Write],
+             responses={202: {"description": "Accepted as a background job (?async=true)."}})
+def import_(mem: Mem, req: ImportRequest, queue: Jobs, run_async: Async = False) -> Any:
+    def work(progress: background.Progress | None = None) -> Any:
+        with _spooled(req.text) as path:
+            return mem.import_(path, from_=req.from_, user_id=req.user_id, progress=progress)
+
+    return _accepted(queue.submit("import", work)) if run_async else to_jsonable(work())
 
 
 @router.post("/lint", tags=["lifecycle"], dependencies=[Write])
@@ -300,6 +337,7 @@ def create_app(mem: Memory, *, token: str | None = None, host: str = "127.0.0.1"
     app = FastAPI(title="markmem", version=__version__, docs_url=None, redoc_url=None,
                   description="Chatbot memory as markdown in git: the Memory facade over HTTP.")
     app.state.memory = mem
+    app.state.jobs = background.Jobs()
     app.state.guard = Guard(token or secrets.token_urlsafe(24), token is not None, allow_unauthenticated_writes)
     for cls, status in ERROR_STATUS.items():
         app.add_exception_handler(cls, _handler(status))

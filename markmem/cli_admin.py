@@ -56,8 +56,8 @@ def forget(repo: Path, user_id: str, mode: str, dry_run: bool, yes: bool, as_jso
     """Erase everything memory holds about USER_ID (plan first with --dry-run)."""
     if not (dry_run or yes):
         click.confirm(f"Erase every memory of {user_id!r} ({mode})? This cannot be undone", abort=True)
-    with open_memory(repo) as mem, busy(f"forgetting ({mode})"):
-        data = _show(mem.forget(user_id, mode=mode, dry_run=dry_run), as_json)
+    with open_memory(repo) as mem, counting(f"forgetting ({mode})") as tick:
+        data = _show(mem.forget(user_id, mode=mode, dry_run=dry_run, progress=tick), as_json)
     sys.exit(1 if _failed(data) else 0)
 
 
@@ -133,8 +133,8 @@ review.add_command(click.argument("text")(_decide("edit", "Replace ITEM_ID's tex
 @json_option
 def maintenance(repo: Path, dry_run: bool, as_json: bool) -> None:
     """Decay, consolidation and retention sweeps (one commit)."""
-    with open_memory(repo) as mem, busy("maintenance"):
-        _show(mem.maintenance(dry_run=dry_run), as_json)
+    with open_memory(repo) as mem, counting("maintenance") as tick:
+        _show(mem.maintenance(dry_run=dry_run, progress=tick), as_json)
 
 
 @click.command()
@@ -143,8 +143,8 @@ def maintenance(repo: Path, dry_run: bool, as_json: bool) -> None:
 @json_option
 def lint(repo: Path, fix: bool, as_json: bool) -> None:
     """Check pages (links, sources, injection text, drift, YAML, validity); exit 1 on issues."""
-    with open_memory(repo) as mem:
-        data = _show(mem.lint(fix=fix), as_json)
+    with open_memory(repo) as mem, counting("lint") as tick:
+        data = _show(mem.lint(fix=fix, progress=tick), as_json)
     sys.exit(1 if _failed(data) else 0)
 
 
@@ -158,8 +158,8 @@ def lint(repo: Path, fix: bool, as_json: bool) -> None:
 @json_option
 def export(repo: Path, to: str, user_id: str | None, out: Path | None, as_json: bool) -> None:
     """Export memory: the export itself to stdout, or to --out PATH (then a line saying what was written)."""
-    with open_memory(repo) as mem, busy(f"exporting {to}"):
-        result = mem.export(user_id, to=to, path=out)
+    with open_memory(repo) as mem, counting(f"exporting {to}") as tick:
+        result = mem.export(user_id, to=to, path=out, progress=tick)
     text = getattr(result, "text", None)
     if out is None and isinstance(text, str) and not as_json:
         click.echo(text, nl=False)

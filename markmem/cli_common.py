@@ -52,15 +52,17 @@ def dumps(value: Any) -> str:
 @contextmanager
 def counting(label: str) -> Iterator[Callable[[str, int, int], None]]:
     """A counting rich progress bar on stderr, one line per stage; yields ``tick(stage, done, total)``
-    (the ``progress=`` callback of reindex, import and export). Silent when stderr is not a terminal."""
+    (the ``progress=`` callback of reindex, import, export, forget, maintenance and lint), each bar
+    with its counts (``120/4000``). Silent when stderr is not a terminal: stdout (``--json``) is never touched."""
     from rich.console import Console
-    from rich.progress import Progress
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     console = Console(stderr=True)
     if not console.is_terminal:
         yield lambda stage, done, total: None
         return
-    with Progress(console=console, transient=True) as bar:
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=console, transient=True) as bar:
         tasks: dict[str, Any] = {}
 
         def tick(stage: str, done: int, total: int) -> None:

@@ -10,6 +10,7 @@
     ├── RepoError             the memory repo is not usable (not a repo, git failed, bad schema)
     │   └── MalformedPage     a page's frontmatter cannot be parsed (hand-edited into bad YAML)
     ├── LockTimeout           the writer lock could not be taken in time
+    ├── TooManyJobs           a server already runs its maximum of background jobs (REST 429)
     ├── ExtractionError       an LLM extractor failed for good (after retry and fallback)
     ├── EncryptionError       a key is missing, wrong, or the repo's encryption mode forbids this
     └── ErasureError          an erasure step failed; re-running ``forget`` resumes it
@@ -92,6 +93,14 @@ class MalformedPage(RepoError):
 
 class LockTimeout(MarkmemError):
     """The repo's writer lock was held by someone else for too long."""
+
+
+class TooManyJobs(MarkmemError):
+    """A server already runs ``limit`` background jobs; poll them, then try again."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"{limit} background job(s) already running: wait for one to finish, then retry")
+        self.limit = limit
 
 
 class ExtractionError(MarkmemError):

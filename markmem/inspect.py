@@ -58,7 +58,8 @@ def load_page(ctx: Context, page_id: str) -> Page:
     return read_page(ctx.root, rel, ctx.codec)
 
 
-def get_all(ctx: Context, user_id: str, type: str | None, include_archived: bool) -> list[Page]:
+def get_all(ctx: Context, user_id: str, type: str | None, include_archived: bool, limit: int | None = None,
+            offset: int = 0) -> list[Page]:
     sql = "SELECT id FROM pages WHERE user_id=?"
     params: list[Any] = [user_id]
     if type is not None:
@@ -68,8 +69,12 @@ def get_all(ctx: Context, user_id: str, type: str | None, include_archived: bool
         sql += " AND type != 'entity'"
     if not include_archived:
         sql += " AND archived=0"
+    sql += " ORDER BY id"
+    if limit is not None or offset:
+        sql += " LIMIT ? OFFSET ?"
+        params += [-1 if limit is None else limit, offset]
     pages = []
-    for r in ctx.cache.user(user_id).rows(sql + " ORDER BY id", params):
+    for r in ctx.cache.user(user_id).rows(sql, params):
         try:
             pages.append(load_page(ctx, r["id"]))
         except (MalformedPage, NotFound):  # broken or gone since the cache saw it: doctor lists it
@@ -77,7 +82,8 @@ def get_all(ctx: Context, user_id: str, type: str | None, include_archived: bool
     return pages
 
 
-def history(ctx: Context, ident: str, include_diff: bool) -> list[Commit]:
+def history(ctx: Context, ident: str, include_diff: bool, limit: int | None = None, offset: int = 0
+            ) -> list[Commit]:
     page_id = ident
     if _CLAIM_RE.fullmatch(ident):
         rows = ctx.cache.rows("SELECT page_id FROM claims WHERE id=?", [ident])
@@ -86,7 +92,8 @@ def history(ctx: Context, ident: str, include_diff: bool) -> list[Commit]:
         page_id = rows[0]["page_id"]
     rel = page_path(validate_page_id(page_id))
     fmt = "--format=%x1e%H%x1f%aI%x1f%B%x1d"
-    out = ctx.git.run("log", "--follow", fmt, *(["-p"] if include_diff else []), "--", rel)
+    window = [*([f"--skip={offset}"] if offset else []), *([f"-n{limit}"] if limit is not None else [])]
+    out = ctx.git.run("log", "--follow", fmt, *window, *(["-p"] if include_diff else []), "--", rel)
     entries = [(head.split("\x1f", 2), patch) for head, _, patch in
                (chunk.partition("\x1d") for chunk in out.split("\x1e")[1:])]
     versions = _versions(ctx, [f"{sha}{rev}:{rel}" for (sha, _w, _m), _p in entries for rev in ("", "^")], rel)
@@ -98,7 +105,7 @@ def history(ctx: Context, ident: str, include_diff: bool) -> list[Commit]:
             diff = ctx.git.run("show", "--format=", sha, "--", rel)  # the path's own diff, as git show gives it
         changes = _claim_changes(versions[f"{sha}:{rel}"], versions[f"{sha}^:{rel}"])
         commits.append(Commit(sha, when, msg.strip(), op, diff, changes))
-    if not commits and not (ctx.root / rel).exists():
+    if not commits and not offset and not (ctx.root / rel).exists():
         raise NotFound("page", page_id)
     return commits
 
@@ -224,29 +231,40 @@ def dumps(value: Any) -> str:
     return json.dumps(value, indent=2, default=str)
 
 
-def users(ctx: Context, contains: str | None = None) -> list[dict[str, Any]]:
+def users(ctx: Context, contains: str | None = None, limit: int | None = None, offset: int = 0
+          ) -> list[dict[str, Any]]:
     """Every user the cache knows, with counts and last activity, sorted by id (``contains``
-    keeps the ids holding that text). One grouped query per table and cache file."""
-    found: dict[str, dict[str, Any]] = {}
-
-    def row(uid: str) -> dict[str, Any]:
-        return found.setdefault(uid, {"user_id": uid, "raw_entries": 0, "pages": 0, "active_claims": 0,
-                                      "closed_claims": 0, "review_pending": 0, "last_activity": None})
-
-    for f in ctx.cache.each():
-        for uid, n, last in f.db.execute("SELECT user_id, count(*), max(recorded_at) FROM raw GROUP BY user_id"):
-            row(uid).update(raw_entries=n, last_activity=_later(row(uid)["last_activity"], last))
-        for uid, n, last in f.db.execute("SELECT user_id, count(*), max(updated) FROM pages "
-                                         "WHERE user_id IS NOT NULL GROUP BY user_id"):
-            row(uid).update(pages=n, last_activity=_later(row(uid)["last_activity"], last))
-        for uid, active, n in f.db.execute("SELECT user_id, sum(valid_until IS NULL), count(*) FROM claims "
-                                           "WHERE user_id IS NOT NULL GROUP BY user_id"):
-            row(uid).update(active_claims=int(active or 0), closed_claims=n - int(active or 0))
-    for path in (ctx.root / "wiki" / "u").glob("*/review/v-*.yaml"):
-        if path.parent.parent.name in found:
-            found[path.parent.parent.name]["review_pending"] += 1
+    keeps the ids holding that text; ``limit``/``offset`` a window of them). The ids come from an
+    index skip-scan; counts are read for the window's users only, so a page of 50 costs the same in
+    a repo of 100 or 10,000 users."""
     needle = (contains or "").strip().lower()
-    return [found[u] for u in sorted(found) if needle in u]
+    chosen = sorted(u for u in _user_ids(ctx) if needle in u)
+    chosen = chosen[offset:None if limit is None else offset + limit]
+    found = {u: {"user_id": u, "raw_entries": 0, "pages": 0, "active_claims": 0, "closed_claims": 0,
+                 "review_pending": 0, "last_activity": None} for u in chosen}
+    for uid, row in found.items():
+        db = ctx.cache.user(uid).db
+        n, last = db.execute("SELECT count(*), max(recorded_at) FROM raw WHERE user_id=?", (uid,)).fetchone()
+        pages, updated = db.execute("SELECT count(*), max(updated) FROM pages WHERE user_id=?", (uid,)).fetchone()
+        active, claims = db.execute("SELECT sum(valid_until IS NULL), count(*) FROM claims WHERE user_id=?",
+                                    (uid,)).fetchone()
+        row.update(raw_entries=n, pages=pages, last_activity=_later(last, updated), active_claims=int(active or 0),
+                   closed_claims=claims - int(active or 0))
+        review_dir = ctx.root / "wiki" / "u" / uid / "review"
+        row["review_pending"] = len(list(review_dir.glob("v-*.yaml"))) if review_dir.is_dir() else 0
+    return list(found.values())
+
+
+def _user_ids(ctx: Context) -> set[str]:
+    """Every user id with rows in the cache: per table, one index seek per distinct id."""
+    ids: set[str] = set()
+    for f in ctx.cache.each():
+        for table in ("raw", "pages", "claims"):
+            ids.update(u for (u,) in f.db.execute(
+                f"WITH RECURSIVE ids(u) AS (SELECT min(user_id) FROM {table} UNION ALL "
+                f"SELECT (SELECT min(user_id) FROM {table} WHERE user_id > u) FROM ids WHERE u IS NOT NULL) "
+                "SELECT u FROM ids WHERE u IS NOT NULL"))
+    return ids
 
 
 def _later(a: str | None, b: str | None) -> str | None:

@@ -2,7 +2,11 @@
 
 Tools (each one Memory call): ``wiki_search`` (search), ``wiki_read`` (get), ``wiki_list``
 (get_all), ``wiki_ingest`` (add, then flush), ``wiki_supersede`` (update), ``wiki_history``
-(history), ``wiki_review`` (review / review_decide).
+(history), ``wiki_review`` (review / review_decide), ``wiki_job`` (a background ingest's state).
+
+A large ``wiki_ingest`` (over 100,000 characters, or ``background=true``) returns a job id at once
+and runs in a thread of the server (:mod:`.jobs`); ``wiki_job`` polls it. Jobs are forgotten when
+the server restarts (what a job stored stays stored).
 
 A server is bound to a default user (``--user`` / ``MARKMEM_USER``). A tool call that names no
 user works on the default user, never on all users; naming another user is refused unless the
@@ -29,6 +33,7 @@ from pydantic import Field, ValidationError
 from .config import Settings
 from .errors import InvalidInput, MarkmemError, NotFound
 from .ids import validate_user_id
+from .jobs import ASYNC_CHARS, Jobs, add_in_chunks
 from .jsonable import to_jsonable
 from .memory import Memory
 from .model import Page
@@ -94,6 +99,8 @@ class Tools:
     def __init__(self, mem: Memory, scope: Scope) -> None:
         self.mem = mem
         self.scope = scope
+        self.jobs = Jobs()
+        self.job_owner: dict[str, str] = {}
 
     def wiki_search(
         self,
@@ -135,12 +142,30 @@ class Tools:
         occurred_at: Annotated[str | None, Field(description="ISO-8601: when it was said/happened.")] = None,
         metadata: Annotated[dict[str, Any] | None, Field(description="JSON object kept with the entry.")] = None,
         flush: Annotated[bool, Field(description="Compile into pages now (else in the background).")] = True,
+        background: Annotated[bool, Field(description="Return a job id at once and ingest in the background "
+                                          "(always so for text over 100,000 characters); poll with wiki_job.")
+                              ] = False,
     ) -> dict[str, Any]:
         user = self.scope.user(user_id)
+        if background or len(text) > ASYNC_CHARS:
+            turns = [{"role": role, "content": text}]
+            job = self.jobs.submit("add", lambda tick: add_in_chunks(self.mem, turns, user, tick, metadata=metadata,
+                                                                     occurred_at=occurred_at))
+            self.job_owner[job.id] = user
+            return job.to_json()
         added = self.mem.add([{"role": role, "content": text}], user_id=user, metadata=metadata,
                              occurred_at=occurred_at)
         reports = self.mem.flush() if flush else []
         return {**to_jsonable(added), "compiled": to_jsonable(reports)}
+
+    def wiki_job(
+        self,
+        job: Annotated[str, Field(description="The job id (j-...) a background wiki_ingest returned.")],
+        user_id: UserArg = None,
+    ) -> dict[str, Any]:
+        if self.job_owner.get(job) != self.scope.user(user_id):
+            raise NotFound("job", job)
+        return self.jobs.get(job).to_json()
 
     def wiki_supersede(
         self,
@@ -196,6 +221,8 @@ TOOLS: list[tuple[str, str, ToolAnnotations]] = [
     ("wiki_related", "An entity's neighbourhood: who or what a person, pet, place or organisation is related to "
                      "(sister_of, works_at, lives_in, owns ...), each with its page.", READ_ONLY),
     ("wiki_review", "List pending review items (quarantined or uncertain), or approve/reject/edit one.", WRITES),
+    ("wiki_job", "State of a background wiki_ingest: pending, running, done (with its result) or failed (with "
+                 "the error); done/total of its current stage.", READ_ONLY),
 ]
 
 

@@ -176,34 +176,42 @@ class Memory:
             raise NotFound("object", id)
         return found
 
-    def get_all(self, user_id: str, type: str | None = None, include_archived: bool = False) -> list[Page]:
-        """A user's pages; entity pages (``type="entity"``) only when asked for by type."""
+    def get_all(self, user_id: str, type: str | None = None, include_archived: bool = False,
+                limit: int | None = None, offset: int = 0) -> list[Page]:
+        """A user's pages sorted by id; entity pages (``type="entity"``) only when asked for by type;
+        ``limit``/``offset`` give one page of them (for listings)."""
+        window = _window(limit, offset)
         if self._cluster is not None:
-            return self._cluster.get_all(validate_user_id(user_id), type, include_archived)  # type: ignore[no-any-return]
-        return inspect.get_all(self._ctx, validate_user_id(user_id), type, include_archived)
+            found = self._cluster.get_all(validate_user_id(user_id), type, include_archived)
+            return _sliced(found, window)
+        return inspect.get_all(self._ctx, validate_user_id(user_id), type, include_archived, *window)
 
-    def history(self, id: str | None = None, include_diff: bool = True, user_id: str | None = None) -> list[Any]:
+    def history(self, id: str | None = None, include_diff: bool = True, user_id: str | None = None,
+                limit: int | None = None, offset: int = 0) -> list[Any]:
         """Commits that touched a page or claim (``git log --follow``, with claim-level changes),
-        newest first; or, with ``user_id``, every operation that touched that user."""
+        newest first; or, with ``user_id``, every operation that touched that user. ``limit`` and
+        ``offset`` window the list (the newest ``limit`` after skipping ``offset``)."""
+        window = _window(limit, offset)
         if self._cluster is not None:
             if id is None and user_id is None:
                 raise _bad("history needs a page/claim id or user_id")
-            return self._cluster.history(id, include_diff,  # type: ignore[no-any-return]
-                                         None if user_id is None else validate_user_id(user_id))
+            return _sliced(self._cluster.history(id, include_diff,
+                                                 None if user_id is None else validate_user_id(user_id)), window)
         if user_id is not None:
             from .erase import audit
 
-            return audit.user_history(self._ctx, validate_user_id(user_id))
+            return audit.user_history(self._ctx, validate_user_id(user_id), *window)
         if id is None:
             raise _bad("history needs a page/claim id or user_id")
-        return inspect.history(self._ctx, id, include_diff)
+        return inspect.history(self._ctx, id, include_diff, *window)
 
-    def users(self, contains: str | None = None) -> list[dict[str, Any]]:
+    def users(self, contains: str | None = None, limit: int | None = None, offset: int = 0) -> list[dict[str, Any]]:
         """Every user with counts (raw entries, pages, active/closed claims, pending review) and
-        last activity, sorted by id; ``contains`` filters the ids."""
+        last activity, sorted by id; ``contains`` filters the ids; ``limit``/``offset`` window them."""
+        window = _window(limit, offset)
         if self._cluster is not None:
-            return self._cluster.users(contains)  # type: ignore[no-any-return]
-        return inspect.users(self._ctx, contains)
+            return _sliced(self._cluster.users(contains), window)
+        return inspect.users(self._ctx, contains, *window)
 
     def review(self, user_id: str | None = None) -> list[dict[str, Any]]:
         """Pending review items (quarantined inputs, low-confidence facts)."""
@@ -222,14 +230,16 @@ class Memory:
         return decide.decide(self._ctx, item_id, decision, text)
 
     # -- erasure and access -----------------------------------------------------------
-    def forget(self, user_id: str, mode: str = "scrub", dry_run: bool = False) -> Any:
+    def forget(self, user_id: str, mode: str = "scrub", dry_run: bool = False, progress: Progress | None = None
+               ) -> Any:
         """Erase a user: ``scrub`` | ``rewrite`` (purge git history) | ``shred`` (delete the key).
-        ``dry_run=True`` returns the ErasurePlan without changing anything."""
+        ``dry_run=True`` returns the ErasurePlan without changing anything. ``progress(stage, done,
+        total)`` counts the durable steps and, for a rewrite, the commits git-filter-repo walks."""
         if self._cluster is not None:
             return self._cluster.forget(validate_user_id(user_id), mode, dry_run)
         from .erase import api
 
-        return api.forget(self._ctx, validate_user_id(user_id), mode, dry_run)
+        return api.forget(self._ctx, validate_user_id(user_id), mode, dry_run, progress)
 
     def verify_erasure(self, user_id: str) -> Any:
         """Scan every git object (loose, packed, any ref, reflog, stash) for the user's content
@@ -247,7 +257,7 @@ class Memory:
         return audit.tombstones(self._ctx)
 
     def export(self, user_id: str | None = None, to: str = "jsonl", path: str | Path | None = None,
-               progress: Any = None) -> Any:
+               progress: Progress | None = None) -> Any:
         """Export memory: ``jsonl`` (lossless), ``mem0``, ``memory-md``, or ``access`` (a
         data-subject access export of one user as JSON and markdown)."""
         if to == "access":
@@ -259,7 +269,8 @@ class Memory:
         return portability.export(self._ctx, None if user_id is None else validate_user_id(user_id), to, path,
                                   progress=progress)
 
-    def import_(self, path: str | Path, from_: str = "jsonl", user_id: str | None = None, progress: Any = None) -> Any:
+    def import_(self, path: str | Path, from_: str = "jsonl", user_id: str | None = None,
+                progress: Progress | None = None) -> Any:
         """Import from ``jsonl`` (a markmem export) or ``mem0``. (``import`` is a Python keyword.)"""
         from . import portability
 
@@ -267,17 +278,19 @@ class Memory:
                                    progress=progress)
 
     # -- lifecycle --------------------------------------------------------------------
-    def lint(self, fix: bool = False) -> Any:
-        """Check pages: broken links, unsourced claims, injection text, drift, bad YAML, bad validity."""
+    def lint(self, fix: bool = False, progress: Progress | None = None) -> Any:
+        """Check pages: broken links, unsourced claims, injection text, drift, bad YAML, bad validity.
+        ``progress(stage, done, total)`` counts pages read and checked."""
         from . import lifecycle
 
-        return lifecycle.lint(self._ctx, fix)
+        return lifecycle.lint(self._ctx, fix, progress)
 
-    def maintenance(self, dry_run: bool = False) -> Any:
-        """Decay, consolidation and retention sweeps: a plan first, then one commit."""
+    def maintenance(self, dry_run: bool = False, progress: Progress | None = None) -> Any:
+        """Decay, consolidation and retention sweeps: a plan first, then one commit.
+        ``progress(stage, done, total)`` counts pages read, then the apply steps."""
         from . import lifecycle
 
-        return lifecycle.maintenance(self._ctx, dry_run)
+        return lifecycle.maintenance(self._ctx, dry_run, progress=progress)
 
     # -- edit -----------------------------------------------------------------------
     def update(self, id: str, text: str, by: str = "human") -> Claim:
@@ -329,6 +342,18 @@ class Memory:
         if name == "_ctx":  # cluster mode: only the methods above are delegated; the rest say so
             raise _bad("not available in cluster mode: open the user's shard repo (shards/NN) for this")
         raise AttributeError(name)
+
+
+def _window(limit: int | None, offset: int) -> tuple[int | None, int]:
+    for name, value in (("limit", limit), ("offset", offset)):
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+            raise _bad(f"{name} must be a whole number >= 0")
+    return limit, offset
+
+
+def _sliced(items: list[Any], window: tuple[int | None, int]) -> list[Any]:
+    limit, offset = window
+    return items[offset:] if limit is None else items[offset:offset + limit]
 
 
 def _bad(message: str) -> MarkmemError:

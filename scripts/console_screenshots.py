@@ -14,6 +14,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from selenium import webdriver
@@ -88,6 +89,11 @@ def shoot(login: str, out: Path) -> None:
                  "erased": "/erased"}
         for name, path in views.items():
             driver.get(base + path)
+            for _ in range(100):  # lint runs in the background: wait for its report
+                if not driver.find_elements(By.ID, "lint-progress"):
+                    break
+                time.sleep(0.2)
+                driver.get(driver.current_url)
             save(driver, out / f"{name}.png")
         driver.get(base + "/users/alice")
         driver.find_element(By.CSS_SELECTOR, "article.page h3 a").click()

@@ -23,6 +23,7 @@ if not os.environ.get("CI"):
     pytest.importorskip("selenium", reason="selenium is in the dev extra; CI runs these tests")
 from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 CONTENT = ("window seats", "aisle seats", "Berlin", "Lisbon", "Oslo", "glassblower", "hazelnuts", "Murano")
 
@@ -93,8 +94,8 @@ def test_moving_the_as_of_date_changes_what_the_page_shows(site: dict[str, Any])
         field = driver.find_element(By.NAME, "as_of")
         driver.execute_script("arguments[0].value = arguments[1]", field, day)
         driver.find_element(By.CSS_SELECTOR, "form.when button").click()
+        WebDriverWait(driver, 30).until(lambda d: f"as_of={day}" in d.current_url)  # the click navigates later
         settle(site)
-        assert f"as_of={day}" in driver.current_url
         return str(page_card(driver, "seat preference").find_element(By.CSS_SELECTOR, "ul.held").text)
 
     assert "window seats" in held_on("2026-02-01") and "aisle" not in held_on("2026-02-01")

@@ -17,6 +17,7 @@ from fastapi.staticfiles import StaticFiles
 
 from .. import errors as E
 from ..config import Settings
+from ..jobs import Jobs
 from ..memory import Memory
 from ..serving import check_bind
 from .guard import Guard, Refused, allowed_hosts, middleware
@@ -25,7 +26,7 @@ from .views import erasure, health, review, search, users
 
 STATUS: dict[type[E.MarkmemError], int] = {
     E.MarkmemError: 400, E.InvalidInput: 422, E.InvalidUserId: 422, E.NotFound: 404, E.PiiBlocked: 422,
-    E.GateUnavailable: 503, E.LockTimeout: 503, E.ExtractionError: 502,
+    E.GateUnavailable: 503, E.LockTimeout: 503, E.ExtractionError: 502, E.TooManyJobs: 429,
 }
 
 
@@ -33,6 +34,7 @@ def create_app(mem: Memory, *, token: str, read_only: bool = False, host: str = 
     """The console over one open Memory; the caller owns (and closes) ``mem``."""
     app = FastAPI(title="markmem console", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.memory = mem
+    app.state.jobs = Jobs()  # lint runs (health view); kept in this process only
     app.state.guard = Guard(token, read_only, allowed_hosts(host))
     app.middleware("http")(middleware)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")

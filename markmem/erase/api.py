@@ -29,6 +29,13 @@ from .verify import VerifyReport
 
 # Test seam: called with each step name after the step is durable (crash tests kill the process here).
 fault_hook: Callable[[str], None] | None = None
+Progress = Callable[[str, int, int], None]  # (stage, done, total), as reindex/import/export report
+# The durable steps each mode reports as ``progress("steps", done, total)`` (scrub's own three included).
+STEPS = {
+    "scrub": ("journal", "purged", "removed", "tombstoned", "scrubbed"),
+    "shred": ("journal", "moved", "key", "purged", "removed", "tombstoned", "scrubbed"),
+    "rewrite": ("journal", "purged", "removed", "tombstoned", "scrubbed", "pending", "rewritten", "verified"),
+}
 
 
 @dataclass(frozen=True)
@@ -81,8 +88,11 @@ class ErasureReport:
         return "\n".join(lines)
 
 
-def forget(ctx: Context, user_id: str, mode: str, dry_run: bool = False) -> ErasurePlan | ErasureReport:
-    """Erase a user; ``dry_run`` returns the plan and changes nothing (not even local state)."""
+def forget(ctx: Context, user_id: str, mode: str, dry_run: bool = False,
+           progress: Progress | None = None) -> ErasurePlan | ErasureReport:
+    """Erase a user; ``dry_run`` returns the plan and changes nothing (not even local state).
+    ``progress`` gets ``("steps", done, total)`` per durable step and, for a rewrite,
+    ``("history", commits, total)`` while git-filter-repo walks the history."""
     if dry_run:
         return make_plan(gather(ctx, user_id), mode)
     check_mode(mode, ctx.codec.name != "plain")
@@ -95,10 +105,10 @@ def forget(ctx: Context, user_id: str, mode: str, dry_run: bool = False) -> Eras
             if _nothing(inv, mode):
                 return _nothing_report(inv, mode)
         if pending is not None and pending.mode != mode:
-            first = _apply(ctx, user_id, pending.mode)  # finish what was interrupted first
+            first = _apply(ctx, user_id, pending.mode, progress)  # finish what was interrupted first
             if _covers(pending.mode, mode):
                 return first
-        return _apply(ctx, user_id, mode)
+        return _apply(ctx, user_id, mode, progress)
 
 
 def _nothing(inv: Inventory, mode: str) -> bool:
@@ -128,12 +138,15 @@ def _covers(done: str, wanted: str) -> bool:
     return wanted == done or wanted == "scrub"
 
 
-def _apply(ctx: Context, user_id: str, mode: str) -> ErasureReport:
+def _apply(ctx: Context, user_id: str, mode: str, progress: Progress | None = None) -> ErasureReport:
     t0 = time.perf_counter()
     timings: dict[str, float] = {}
+    steps = STEPS[mode]
 
     def mark(name: str) -> None:
         timings[name] = round((time.perf_counter() - t0) * 1000, 1)
+        if progress and name in steps:
+            progress("steps", steps.index(name) + 1, len(steps))
 
     root = ctx.root
     with ctx.append_lock.held():
@@ -170,7 +183,7 @@ def _apply(ctx: Context, user_id: str, mode: str) -> ErasureReport:
             sizes["before"] = _du(root / ".git")
             scrub.commit_pending(ctx)
             _step(root, j, "pending", mark)
-            rewrite.run(root, user_id, j.token)
+            rewrite.run(root, user_id, j.token, progress=_history_counter(root, progress))
             scrub.compact_cache(ctx)
             ctx.cache.set_meta("head", ctx.git.head() or "")
             sizes["after"] = _du(root / ".git")
@@ -191,6 +204,16 @@ def _apply(ctx: Context, user_id: str, mode: str) -> ErasureReport:
     sha = ctx.git.head() if mode == "rewrite" else j.removed.get("commit")  # rewritten ids changed
     return ErasureReport(user_id, mode, j.erasure_id, j.token, plan, dict(j.removed), sha,
                          timings, resumed, report, j.removed.get("repo_bytes", {}))
+
+
+def _history_counter(root: Path, progress: Progress | None) -> Callable[[int], None] | None:
+    """``("history", commits parsed, commits in every ref)`` for filter-repo's walk."""
+    if progress is None:
+        return None
+    from .gitio import run_bytes
+
+    total = int(run_bytes(root, "rev-list", "--all", "--count", check=False).strip() or 0)
+    return lambda n: progress("history", min(n, max(total, n)), max(total, n))
 
 
 def _step(root: Path, j: Journal, name: str, mark: Callable[[str], None]) -> None:

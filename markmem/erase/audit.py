@@ -21,11 +21,11 @@ from . import gitio, journal, redact
 _USER_TRAILERS = ("Markmem-Users", "Markmem-User")
 
 
-def user_history(ctx: Context, user_id: str) -> list[dict[str, Any]]:
+def user_history(ctx: Context, user_id: str, limit: int | None = None, offset: int = 0) -> list[dict[str, Any]]:
     token = journal.user_token(ctx, user_id, create=False)
     events = _ops(ctx, user_id, token) + _commits(ctx, user_id, token)
     events.sort(key=lambda e: (str(e.get("at") or ""), e["source"]), reverse=True)
-    return events
+    return events[offset:None if limit is None else offset + limit]
 
 
 def _ops(ctx: Context, user_id: str, token: str | None) -> list[dict[str, Any]]:

@@ -18,32 +18,65 @@ pending raw line first and holds the append lock throughout.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import ErasureError
 from .gitio import ENV
 from .redact import redact_message, redact_ops
 
+Counted = Callable[[int], None]  # commits parsed so far
+_PARSED = re.compile(rb"Parsed (\d+) commits")
 
-def run(root: Path, user_id: str, token: str, timeout: float = 3600) -> str:
-    """Rewrite history in ``root``; returns filter-repo's output. Safe to re-run after a crash."""
+
+def run(root: Path, user_id: str, token: str, timeout: float = 3600, progress: Counted | None = None) -> str:
+    """Rewrite history in ``root``; returns filter-repo's output. Safe to re-run after a crash.
+    ``progress`` is called with the number of commits filter-repo has parsed (its own counter)."""
     _clear_state(root)  # a stale already_ran file makes filter-repo ask questions on stdin
     wait_for_gc(root)  # a detached auto-gc (started by a commit) would make filter-repo's gc fail
-    cmd = [sys.executable, "-m", "markmem.erase.rewrite", user_id, token]
+    cmd = [sys.executable, "-m", "markmem.erase.rewrite", user_id, token, *(["--progress"] if progress else [])]
+    proc = subprocess.Popen(cmd, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=ENV,
+                            stdin=subprocess.DEVNULL)
     try:
-        proc = subprocess.run(cmd, cwd=root, capture_output=True, env=ENV, stdin=subprocess.DEVNULL,
-                              timeout=timeout)
+        out = _read(proc, time.monotonic() + timeout, progress)
     except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
         raise ErasureError(f"git-filter-repo did not finish within {timeout:.0f}s; re-run forget") from None
-    out = (proc.stdout + proc.stderr).decode("utf-8", "replace")
     if proc.returncode != 0:
         raise ErasureError(f"git-filter-repo failed (exit {proc.returncode}); re-run forget: {out.strip()[-800:]}")
     _clear_state(root)
     return out
+
+
+def _read(proc: subprocess.Popen[bytes], deadline: float, progress: Counted | None) -> str:
+    """The child's output, read as it comes; each ``Parsed N commits`` it prints goes to ``progress``."""
+    import selectors
+
+    assert proc.stdout is not None
+    chunks: list[bytes] = []
+    with selectors.DefaultSelector() as sel:
+        sel.register(proc.stdout, selectors.EVENT_READ)
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise subprocess.TimeoutExpired(proc.args, 0)
+            if not sel.select(timeout=min(left, 1.0)):
+                continue
+            chunk = os.read(proc.stdout.fileno(), 65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            counts = _PARSED.findall(chunk)
+            if progress and counts:
+                progress(int(counts[-1]))
+    proc.wait(timeout=max(deadline - time.monotonic(), 1))
+    return b"".join(chunks).decode("utf-8", "replace")
 
 
 def wait_for_gc(root: Path, timeout: float = 300) -> None:
@@ -67,10 +100,11 @@ def _clear_state(root: Path) -> None:
 def _main(argv: list[str]) -> None:
     import git_filter_repo as fr
 
-    user_id, token = argv
+    user_id, token = argv[:2]
+    quiet = [] if "--progress" in argv[2:] else ["--quiet"]  # not quiet: it prints "Parsed N commits"
     args = fr.FilteringOptions.parse_args([
         "--invert-paths", "--path", f"wiki/u/{user_id}/", "--path", f"raw/u/{user_id}/",
-        "--force", "--quiet", "--sensitive-data-removal", "--no-fetch",
+        "--force", *quiet, "--sensitive-data-removal", "--no-fetch",
     ])
     redacted: dict[bytes, bytes] = {}
 

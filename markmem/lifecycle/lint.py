@@ -27,7 +27,7 @@ from ..store.repo import append_op
 from ..write import review
 from . import apply, rules
 from .rules import Corpus, LintIssue
-from .scan import PageFile, RawIndex, load_pages, wiki_files
+from .scan import TICK, PageFile, Progress, RawIndex, load_pages, wiki_files
 
 
 @dataclass(frozen=True)
@@ -69,15 +69,17 @@ class LintReport:
         return "\n".join([*lines, tail])
 
 
-def lint(ctx: Context, fix: bool = False) -> LintReport:
+def lint(ctx: Context, fix: bool = False, progress: Progress | None = None) -> LintReport:
+    """Check every wiki file; ``progress`` gets ``("pages", read, total)`` then ``("check", done, total)``
+    (again for the re-check after a fix)."""
     if not fix:
-        return _check(ctx)[0]
+        return _check(ctx, progress)[0]
     with ctx.write_lock.held():
-        before, pages = _check(ctx)
+        before, pages = _check(ctx, progress)
         if not any(i.fixable for i in before.issues):
             return before
         sha, changed = _fix(ctx, before, pages)
-        after, _ = _check(ctx)
+        after, _ = _check(ctx, progress)
         left = set(after.issues)
         fixed = tuple(i for i in before.issues if i.fixable and i not in left)
         return replace(after, fixed=fixed, commit=sha if changed else None)
@@ -93,16 +95,18 @@ def _detector(ctx: Context) -> tuple[rules.Detector | None, tuple[str, ...]]:
     return detect_injection, ()
 
 
-def _check(ctx: Context) -> tuple[LintReport, list[PageFile]]:
+def _check(ctx: Context, progress: Progress | None = None) -> tuple[LintReport, list[PageFile]]:
     files = wiki_files(ctx.root)
-    pages = load_pages(ctx.root, ctx.codec, files)
+    pages = load_pages(ctx.root, ctx.codec, files, progress)
     detect, skipped = _detector(ctx)
     corpus = Corpus(frozenset(files), rules.claim_owners(pages), RawIndex(ctx.root), detect)
     found: list[LintIssue] = []
     for rel in files:
         found += rules.check_location(rel)
-    for pf in pages:
+    for i, pf in enumerate(pages, 1):
         found += rules.check_page(pf, corpus)
+        if progress and (i % TICK == 0 or i == len(pages)):
+            progress("check", i, len(pages))
     found += rules.check_duplicate_ids(pages)
     found += rules.check_duplicates(rules.active_groups(pages))
     found += [rules.issue("invalid-raw-line", b.where, b.reason) for b in raw.bad_lines(ctx.root, ctx.codec)]

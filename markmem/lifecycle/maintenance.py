@@ -25,7 +25,7 @@ from . import apply
 from .config import LifecycleConfig, lifecycle_config
 from .plan import MaintenancePlan, plan
 from .retention import RawFile, RawRewrite, file_day
-from .scan import line_ids, load_pages
+from .scan import Progress, line_ids, load_pages
 
 
 @dataclass(frozen=True)
@@ -44,21 +44,23 @@ class MaintenanceReport:
         return self.plan.summary() + (f"\ncommit {self.commit[:12]}" if self.commit else "\nno commit")
 
 
-def maintenance(ctx: Context, dry_run: bool = False, now: str | None = None) -> MaintenancePlan | MaintenanceReport:
-    """Plan (and unless ``dry_run``, apply) decay, consolidation and retention. ``now`` pins the clock."""
+def maintenance(ctx: Context, dry_run: bool = False, now: str | None = None,
+                progress: Progress | None = None) -> MaintenancePlan | MaintenanceReport:
+    """Plan (and unless ``dry_run``, apply) decay, consolidation and retention. ``now`` pins the clock.
+    ``progress`` gets ``("pages", read, total)``, then ``("apply", step, 4)`` while the plan is applied."""
     at = utc_now() if now is None else parse_time(now, field="now")
     if dry_run:
-        return build_plan(ctx, at)
+        return build_plan(ctx, at, progress)
     with ctx.write_lock.held():
-        p = build_plan(ctx, at)
+        p = build_plan(ctx, at, progress)
         if p.empty:
             return MaintenanceReport(p, None)
-        return execute(ctx, p)
+        return execute(ctx, p, progress)
 
 
-def build_plan(ctx: Context, at: str) -> MaintenancePlan:
+def build_plan(ctx: Context, at: str, progress: Progress | None = None) -> MaintenancePlan:
     cfg = lifecycle_config(read_repo_config(ctx.root))
-    pages = load_pages(ctx.root, ctx.codec)
+    pages = load_pages(ctx.root, ctx.codec, progress=progress)
     files: list[RawFile] = []
     keep: set[str] = set()
     if cfg.retention_days.get("raw"):
@@ -86,10 +88,16 @@ def raw_inventory(ctx: Context, cutoff_day: str) -> list[RawFile]:
     return out
 
 
-def execute(ctx: Context, p: MaintenancePlan) -> MaintenanceReport:
+def execute(ctx: Context, p: MaintenancePlan, progress: Progress | None = None) -> MaintenanceReport:
+    def step(n: int) -> None:
+        if progress:
+            progress("apply", n, 4)
+
     apply.commit_pending_edits(ctx, [page.path for page in p.pages])
     paths = apply.write_pages(ctx, p.pages)
+    step(1)
     done, changed = _sweep(ctx, p.raw)
+    step(2)
     paths += [r.path for r in done] + _checkpoints(ctx, done)
     counts = p.counts()
     record = {
@@ -101,8 +109,10 @@ def execute(ctx: Context, p: MaintenancePlan) -> MaintenanceReport:
     trailers = {"Markmem-Op": "maintenance", "Markmem-Actions": ",".join(f"{k}={v}" for k, v in counts.items())}
     subject = f"markmem: maintenance ({len(p.actions)} action(s) on {len(p.pages)} page(s), {len(done)} raw file(s))"
     sha = apply.commit(ctx, paths, subject, trailers)
+    step(3)
     apply.refresh_cache(ctx, p.pages, sha, [(r.user, rid) for r in done for rid in r.dropped])
     ctx.queue.done([rid for r in done for rid in (*r.dropped, *r.kept)])  # their offsets are stale now
+    step(4)
     return MaintenanceReport(p, sha, tuple(changed))
 
 

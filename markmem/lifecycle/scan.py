@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -78,9 +78,20 @@ def load_page(root: Path, rel: str, codec: Codec) -> PageFile:
     return PageFile(rel, owner, page)
 
 
-def load_pages(root: Path, codec: Codec, files: Iterable[str] | None = None) -> list[PageFile]:
-    names = wiki_files(root) if files is None else files
-    return [load_page(root, rel, codec) for rel in names if rel.endswith(".md")]
+Progress = Callable[[str, int, int], None]  # (stage, done, total)
+TICK = 200  # report every this many pages: a bar over 100k pages need not redraw 100k times
+
+
+def load_pages(root: Path, codec: Codec, files: Iterable[str] | None = None,
+               progress: Progress | None = None) -> list[PageFile]:
+    """Every page file parsed; ``progress("pages", done, total)`` as they are read."""
+    names = [rel for rel in (wiki_files(root) if files is None else files) if rel.endswith(".md")]
+    out: list[PageFile] = []
+    for i, rel in enumerate(names, 1):
+        out.append(load_page(root, rel, codec))
+        if progress and (i % TICK == 0 or i == len(names)):
+            progress("pages", i, len(names))
+    return out
 
 
 def source_parts(ref: str) -> tuple[str, str, str] | None:

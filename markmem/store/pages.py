@@ -21,7 +21,7 @@ from ..errors import MalformedPage
 from ..ids import entity_page_id
 from ..model import Claim, Page
 from . import yamlfast
-from .links import crosses_link, open_nofollow, refuse_links
+from .links import crosses_link, open_nofollow, refuse_links, walk
 
 try:
     _Loader: Any = yaml.CSafeLoader
@@ -404,8 +404,8 @@ def iter_page_files(root: Path, user_id: str | None = None) -> list[str]:
     base = root / prefix
     if not base.exists() or crosses_link(root, prefix):
         return []
-    return sorted(Path(d, f).relative_to(root).as_posix() for d, _dirs, files in os.walk(base) for f in files
-                  if f.endswith(".md") and not f.startswith(".") and not os.path.islink(os.path.join(d, f)))
+    return sorted(rel for rel, entry in walk(root, prefix.rstrip("/")) if entry.name.endswith(".md")
+                  and not entry.name.startswith(".") and entry.is_file(follow_symlinks=False))
 
 
 def page_ids_with_prefix(root: Path, prefix: str) -> list[str]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -38,7 +39,9 @@ def schema_text() -> str:
     return resources.files("markmem").joinpath("schema.yaml").read_text("utf-8")
 
 
+@cache
 def schema_version() -> int:
+    """The packaged schema's version (parsed once per process: the file ships with the code)."""
     return int(yaml.safe_load(schema_text())["version"])
 
 

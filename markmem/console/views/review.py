@@ -6,7 +6,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
 from ..render import Form, render
-from .common import memory
+from .common import memory, pager
 
 router = APIRouter()
 
@@ -14,8 +14,9 @@ router = APIRouter()
 @router.get("/review", response_class=HTMLResponse)
 def queue(request: Request, user: str = "", done: str = "") -> HTMLResponse:
     mem = memory(request)
-    items = [mem.review_show(i["id"]) for i in mem.review(user or None)]
-    return render(request, "review.html", items=items, user=user, done=done)
+    paging = pager(request, "review")
+    items = [mem.review_show(i["id"]) for i in paging.slice(mem.review(user or None))]  # a raw turn read per row
+    return render(request, "review.html", items=items, user=user, done=done, pager=paging)
 
 
 @router.post("/review/{item_id}")

@@ -11,26 +11,30 @@ from fastapi.responses import HTMLResponse
 from ...model import Page
 from .. import timeline
 from ..render import render
-from .common import memory, when
+from .common import memory, pager, when
 
 router = APIRouter()
 
 
 @router.get("/", response_class=HTMLResponse)
 def users(request: Request, q: str = "") -> HTMLResponse:
-    found = memory(request).users(q or None)
-    return render(request, "users.html", users=found, q=q)
+    pages = pager(request, "users")
+    limit, offset = pages.window
+    found = pages.take(memory(request).users(q or None, limit=limit, offset=offset))  # counts for this page only
+    return render(request, "users.html", users=found, q=q, pager=pages)
 
 
 @router.get("/users/{user_id}", response_class=HTMLResponse)
 def user(request: Request, user_id: str, as_of: str = "", known_at: str = "", archived: bool = False) -> HTMLResponse:
     times = {"as_of": when(as_of, "as_of"), "known_at": when(known_at, "known_at")}
-    pages = memory(request).get_all(user_id, include_archived=archived)
+    paging = pager(request, "pages")
+    limit, offset = paging.window
+    pages = paging.take(memory(request).get_all(user_id, include_archived=archived, limit=limit, offset=offset))
     by_type: dict[str, list[dict[str, Any]]] = {}
     for page in pages:
         by_type.setdefault(page.type, []).append(_view(page, **times))
     return render(request, "user.html", user_id=user_id, by_type=by_type, pages=len(pages), as_of=as_of,
-                  known_at=known_at, archived=archived)
+                  known_at=known_at, archived=archived, pager=paging)
 
 
 @router.get("/pages/{page_id:path}", response_class=HTMLResponse)
@@ -44,15 +48,19 @@ def page(request: Request, page_id: str, as_of: str = "", known_at: str = "") ->
 
 @router.get("/history/{page_id:path}", response_class=HTMLResponse)
 def history(request: Request, page_id: str) -> HTMLResponse:
-    commits = memory(request).history(page_id, include_diff=True)
+    paging = pager(request, "commits")
+    limit, offset = paging.window
+    commits = paging.take(memory(request).history(page_id, include_diff=True, limit=limit, offset=offset))
     owner = page_id.split("/")[1] if page_id.startswith("u/") else None
-    return render(request, "history.html", page_id=page_id, commits=commits, user_id=owner)
+    return render(request, "history.html", page_id=page_id, commits=commits, user_id=owner, pager=paging)
 
 
 @router.get("/users/{user_id}/history", response_class=HTMLResponse)
 def user_history(request: Request, user_id: str) -> HTMLResponse:
-    events = memory(request).history(user_id=user_id)
-    return render(request, "user_history.html", user_id=user_id, events=events)
+    paging = pager(request, "history")
+    limit, offset = paging.window
+    events = paging.take(memory(request).history(user_id=user_id, limit=limit, offset=offset))
+    return render(request, "user_history.html", user_id=user_id, events=events, pager=paging)
 
 
 def _view(page: Page, as_of: datetime | None = None, known_at: datetime | None = None) -> dict[str, Any]:
