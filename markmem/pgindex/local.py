@@ -26,6 +26,7 @@ import tempfile
 import threading
 import time
 import weakref
+import zlib
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -190,7 +191,10 @@ _EPOCHS: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()  # co
 
 
 def _stripe(user_id: str) -> threading.Lock:
-    return _LOCKS[hash(user_id) % _STRIPES]
+    """The user's lock. A stable hash (not ``hash()``, which changes per process): two users who
+    share a stripe wait for each other, and a copy whose stripe is held is not let go until later,
+    so which users share one must not change from run to run."""
+    return _LOCKS[zlib.crc32(user_id.encode("utf-8")) % _STRIPES]
 
 
 @contextmanager
