@@ -15,6 +15,7 @@ scanned alone; anything else rebuilds.
 
 from __future__ import annotations
 
+import heapq
 import math
 import re
 import threading
@@ -194,9 +195,8 @@ def rank(g: Graph, seeds: dict[str, float], depth: int) -> list[tuple[str, float
             for nb in out:
                 nxt[nb] = nxt.get(nb, 0.0) + share
         mass = nxt
-    turns = [(n[1], m) for n, m in mass.items() if isinstance(n, tuple) and n[0] == "r"]  # type: ignore[index]
-    turns.sort(key=lambda t: (-t[1], t[0]))
-    return turns[:depth]
+    turns = [(n[1], m) for n, m in mass.items() if n[0] == "r"]  # type: ignore[index]
+    return heapq.nsmallest(depth, turns, key=lambda t: (-t[1], t[0]))  # = sorted(...)[:depth], without the full sort
 
 
 def seeds(g: Graph, query: str, hits: Iterable[str] = (), hit_weight: float = 0.5,
