@@ -72,6 +72,14 @@ _FIRST = re.compile(r"\b(?:first|earlier|sooner|before|later|last|most recently|
 _LEAD = re.compile(r"^(?:the )?(?:day|time|date|moment) (?:when |that )?|^when ", re.IGNORECASE)
 
 
+def _day(iso: str | None) -> date | None:
+    """The day of an ISO timestamp, ``None`` when there is none or it does not parse."""
+    try:
+        return date.fromisoformat(iso[:10]) if iso else None
+    except ValueError:
+        return None
+
+
 @dataclass(frozen=True)
 class Window:
     phrase: str  # the words of the question it came from
@@ -79,23 +87,13 @@ class Window:
     end: date  # last day inside
 
     def holds(self, iso: str | None) -> bool:
-        if not iso:
-            return False
-        try:
-            day = date.fromisoformat(iso[:10])
-        except ValueError:
-            return False
-        return self.start <= day <= self.end
+        day = _day(iso)
+        return day is not None and self.start <= day <= self.end
 
     def soon_after(self, iso: str | None) -> bool:
         """Dated after the window by at most its length and a week: a turn may tell of it then."""
-        if not iso:
-            return False
-        try:
-            day = date.fromisoformat(iso[:10])
-        except ValueError:
-            return False
-        return self.end < day <= self.end + (self.end - self.start) + timedelta(days=7)
+        day = _day(iso)
+        return day is not None and self.end < day <= self.end + (self.end - self.start) + timedelta(days=7)
 
     @staticmethod
     def looks_back(text: str | None) -> bool:
