@@ -91,6 +91,11 @@ METRICS = ("ledger", "pack1", "json1", "current1", "stale5", "asof5", "latest1")
 FIRST_RUN = ("blind set, first run before any tuning (a88e42d, 2026-12-01, default settings): ledger-current 35.5%, "
              "current@1 51.1% (pack@1 54.3%, json@1 56.5%), stale-shown@5 73.3%, as_of@5 55.6%, "
              "latest-wins@1 54.3%, no claim in 60 of 140 scenarios")
+# blind2's first run, before anyone looked at it (bench/results/facts-blind2-first-run.md): every run prints it
+FIRST_RUN_BLIND2 = ("blind2 set, first run (ea85856, markmem as main b55e39a, 2026-12-01, default settings): "
+                    "ledger-current 57.0%, current@1 64.7% (pack@1 69.1%, json@1 67.1%), stale-shown@5 56.6%, "
+                    "as_of@5 100.0%, latest-wins@1 55.1%, no claim in 26 of 150 scenarios")
+FIRST_RUNS = {"blind": FIRST_RUN, "blind2": FIRST_RUN_BLIND2}
 LABELS = {"ledger": "ledger-current", "pack1": "pack@1", "json1": "json@1", "current1": "current@1",
           "stale5": "stale-shown@5", "asof5": "as_of@5", "latest1": "latest-wins@1"}
 
@@ -275,12 +280,12 @@ def _run(repo: Path, sets: dict[str, list[dict[str, Any]]], args: argparse.Names
               "total_s": round(time.perf_counter() - t0, 1)}
     if args.json:
         print(json.dumps({"results": results if args.show_failures else [_no_fail(r) for r in results],
-                          "timing": timing, "first_run": FIRST_RUN}, indent=1, default=str))
+                          "timing": timing, "first_run": FIRST_RUN, "first_runs": FIRST_RUNS}, indent=1, default=str))
         return 0
     for res in results:
         print(render(res))
-        if res["set"] == "blind":
-            print(FIRST_RUN)
+        if res["set"] in FIRST_RUNS:
+            print(FIRST_RUNS[res["set"]])
         if args.show_failures and res["set"] not in BLIND:
             print(show_failures(res))
     print(f"\n{timing['entries']} entries in {timing['add_calls']} add() calls: add() p50 {timing['add_p50_ms']} ms; "
