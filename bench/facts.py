@@ -1,10 +1,14 @@
 """Changing facts: does memory hold, and show first, the CURRENT value of a fact that changed?
 
-Two sets of multi-session chat scenarios (issue #12):
+Sets of multi-session chat scenarios (issue #12):
 
 * ``bench/data/facts_blind.jsonl``: written before any tuning of the extractor, never tuned on.
   Its failures are not printed (``--show-failures`` refuses it).
-* ``bench/data/facts_tune.jsonl``: different people, places and wording, to tune on.
+* ``bench/data/facts_blind2.jsonl``: a second blind set (ids ``b2-``), written later by someone who
+  had not read the extractor (``markmem/write``, ``markmem/read``); never tuned on, failures never
+  printed either. Its first run is in ``bench/results/facts-blind2-first-run.md``.
+* ``bench/data/facts_tune.jsonl``: different people, places and wording, to tune on
+  (``tune2``, ``tune3``: later tuning sets).
 
 Scenario format (one JSON object per line)::
 
@@ -52,8 +56,9 @@ Default settings (``markmem.Memory(path)``: default PII gate, extractor, backgro
 run of turns with one user and one occurred_at is one ``add()``. Timings are of a machine with 2 cores
 shared with other jobs: compare runs on the same machine only.
 
-    PYTHONPATH=. python bench/facts.py [--set blind|tune|both] [--show-failures] [--json] [--limit N]
-                                       [--work DIR] [--override pii_policy=tag]   (not for the targets)
+    PYTHONPATH=. python bench/facts.py [--set blind|blind2|tune|tune2|tune3|both|all] [--show-failures]
+                                       [--json] [--limit N] [--work DIR]
+                                       [--override pii_policy=tag]   (not for the targets)
 """
 
 from __future__ import annotations
@@ -76,14 +81,21 @@ from markmem.errors import NotFound  # noqa: E402
 from markmem.ids import now, parse_time  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "data"
-SETS = {"blind": DATA / "facts_blind.jsonl", "tune": DATA / "facts_tune.jsonl",
+SETS = {"blind": DATA / "facts_blind.jsonl", "blind2": DATA / "facts_blind2.jsonl",
+        "tune": DATA / "facts_tune.jsonl",
         "tune2": DATA / "facts_tune2.jsonl",  # tune2: a second tuning set, written after the first round
         "tune3": DATA / "facts_tune3.jsonl"}  # tune3: written before the open-vocabulary path (issue #12)
+BLIND = frozenset({"blind", "blind2"})  # never tuned on: their failures are never printed
 METRICS = ("ledger", "pack1", "json1", "current1", "stale5", "asof5", "latest1")
 # the blind set's first run, before any tuning (bench/results/facts-first-run.md): every run prints it
 FIRST_RUN = ("blind set, first run before any tuning (a88e42d, 2026-12-01, default settings): ledger-current 35.5%, "
              "current@1 51.1% (pack@1 54.3%, json@1 56.5%), stale-shown@5 73.3%, as_of@5 55.6%, "
              "latest-wins@1 54.3%, no claim in 60 of 140 scenarios")
+# blind2's first run, before anyone looked at it (bench/results/facts-blind2-first-run.md): every run prints it
+FIRST_RUN_BLIND2 = ("blind2 set, first run (ea85856, markmem as main b55e39a, 2026-12-01, default settings): "
+                    "ledger-current 57.0%, current@1 64.7% (pack@1 69.1%, json@1 67.1%), stale-shown@5 56.6%, "
+                    "as_of@5 100.0%, latest-wins@1 55.1%, no claim in 26 of 150 scenarios")
+FIRST_RUNS = {"blind": FIRST_RUN, "blind2": FIRST_RUN_BLIND2}
 LABELS = {"ledger": "ledger-current", "pack1": "pack@1", "json1": "json@1", "current1": "current@1",
           "stale5": "stale-shown@5", "asof5": "as_of@5", "latest1": "latest-wins@1"}
 
@@ -227,8 +239,8 @@ def show_failures(res: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--set", choices=("blind", "tune", "tune2", "tune3", "both", "all"), default="both",
-                    help="both: blind and tune; all: blind, tune, tune2 and tune3")
+    ap.add_argument("--set", choices=(*SETS, "both", "all"), default="both",
+                    help="both: blind and tune; all: blind, blind2, tune, tune2 and tune3")
     ap.add_argument("--show-failures", action="store_true", help="print failing checks (tune set only)")
     ap.add_argument("--work", type=Path, help="directory for the memory repo (default: a temp dir)")
     ap.add_argument("--limit", type=int, help="only the first N scenarios of each set")
@@ -236,9 +248,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
                     help="a Memory setting to change from the default, e.g. pii_engine=off (not for the targets)")
     args = ap.parse_args(argv)
-    names = {"both": ["blind", "tune"], "all": ["blind", "tune", "tune2", "tune3"]}.get(args.set, [args.set])
-    if args.show_failures and "blind" in names:
-        ap.error("--show-failures is for the tune set only (--set tune): the blind set is never tuned on")
+    names = {"both": ["blind", "tune"], "all": list(SETS)}.get(args.set, [args.set])
+    if args.show_failures and BLIND & set(names):
+        ap.error("--show-failures is for the tune sets only (--set tune): the blind sets are never tuned on")
     sets = {n: load(SETS[n], args.limit) for n in names}
     with tempfile.TemporaryDirectory() as tmp:
         return _run(Path(args.work or tmp) / "facts-repo", sets, args)
@@ -268,13 +280,13 @@ def _run(repo: Path, sets: dict[str, list[dict[str, Any]]], args: argparse.Names
               "total_s": round(time.perf_counter() - t0, 1)}
     if args.json:
         print(json.dumps({"results": results if args.show_failures else [_no_fail(r) for r in results],
-                          "timing": timing, "first_run": FIRST_RUN}, indent=1, default=str))
+                          "timing": timing, "first_run": FIRST_RUN, "first_runs": FIRST_RUNS}, indent=1, default=str))
         return 0
     for res in results:
         print(render(res))
-        if res["set"] == "blind":
-            print(FIRST_RUN)
-        if args.show_failures and res["set"] != "blind":
+        if res["set"] in FIRST_RUNS:
+            print(FIRST_RUNS[res["set"]])
+        if args.show_failures and res["set"] not in BLIND:
             print(show_failures(res))
     print(f"\n{timing['entries']} entries in {timing['add_calls']} add() calls: add() p50 {timing['add_p50_ms']} ms; "
           f"add+compile {timing['entries_per_s']} entries/s (background compile, then flush); Memory() open "
