@@ -65,3 +65,31 @@ def test_rank_walks_in_dicts_until_the_graph_stands_still() -> None:
     assert g.arrays is None and g.walks == 0
     want = graph.rank_dicts(g, seeds, 10)
     assert [graph.rank(g, seeds, 10) for _ in range(graph.DICT_WALKS + 2)] == [want] * (graph.DICT_WALKS + 2)
+
+
+def _texts(rng: random.Random) -> list[str]:
+    words = ("pottery glaze kiln hiking Caroline's self-care x-ray snake_case v2 abc123 2023-05-01 "
+             "unbelievable antidisestablishmentarianism r-9f3a7c [r-abc] (2025-03-01) e.g. U.S.A. $5 100%").split()
+    alpha = "".join(chr(c) for c in range(32, 127)) + "\t\n\r\x01\x0b\x7féü東—"
+    out = [" ".join(rng.choice(words) for _ in range(rng.randint(0, 30))) for _ in range(300)]
+    out += ["".join(rng.choice(alpha) for _ in range(rng.randint(0, 150))) for _ in range(1000)]
+    out += ["", " ", "[UNK]", "[unk] [PAD]x", "a" * 101, "b" * 100, "x\x00y", "café", "word " * 600,
+            "- Sam: I live in Lisbon now. (2025-03-01) [r-0123456789ab]\n"]
+    return out
+
+
+def test_wordpiece_ids_are_encodes() -> None:
+    from markmem.adapters import tokens, wordpiece
+    from markmem.adapters.vectors import load_embedder
+
+    embedder = load_embedder("builtin")
+    counter = tokens._tokenizer()
+    assert counter is not None and embedder is not None
+    texts = _texts(random.Random(4))
+    for tokenizer in (counter, embedder._model.tokenizer):  # type: ignore[attr-defined]
+        pieces = wordpiece.Pieces(tokenizer)
+        assert pieces.plain  # the built-in tokenizer takes the fast path
+        for text in texts:
+            assert pieces.ids(text) == tokenizer.encode(text, add_special_tokens=False).ids, repr(text)
+    for text in texts:
+        assert tokens.count_tokens(text) == (len(counter.encode(text, add_special_tokens=False)) if text else 0)
