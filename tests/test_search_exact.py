@@ -51,20 +51,24 @@ def _dict_walk(g: graph.Graph, seeds: dict[str, float], steps: int, depth: int) 
         graph.STEPS = saved
 
 
-def test_rank_walks_in_dicts_until_the_graph_stands_still() -> None:
+def test_rank_walks_in_dicts_until_the_graph_stands_still_and_keeps_its_answers() -> None:
     rng = random.Random(2)
     g = _random_graph(rng, 6, 60)
-    seeds = {"e1": 1.0, "e2": 0.5}
-    want = graph.rank_dicts(g, seeds, 10)
-    for _ in range(graph.DICT_WALKS):
-        assert graph.rank(g, seeds, 10) == want
+    asks = [{"e1": 1.0, "e2": 0.5}, {"e2": 0.5, "e1": 1.0}, {"e3": 1.0}, {"e4": 2.0, "e5": 1.0}]  # order counts
+    for seeds in asks[: graph.DICT_WALKS]:
+        assert graph.rank(g, seeds, 10) == graph.rank_dicts(g, seeds, 10)
         assert g.arrays is None
-    assert graph.rank(g, seeds, 10) == want
-    assert g.arrays is not None
-    graph._link(g, ("e", "e1"), ("r", "r-new"), 1.0)  # a change drops the arrays
-    assert g.arrays is None and g.walks == 0
-    want = graph.rank_dicts(g, seeds, 10)
-    assert [graph.rank(g, seeds, 10) for _ in range(graph.DICT_WALKS + 2)] == [want] * (graph.DICT_WALKS + 2)
+    for seeds in asks[graph.DICT_WALKS:]:
+        assert graph.rank(g, seeds, 10) == graph.rank_dicts(g, seeds, 10)
+        assert g.arrays is not None
+    assert len(g.walked) == len(asks)
+    for seeds in asks:  # kept answers: the same
+        assert graph.rank(g, seeds, 10) == graph.rank_dicts(g, seeds, 10)
+    graph._link(g, ("e", "e1"), ("r", "r-new"), 1.0)  # a change drops the arrays and the kept answers
+    assert g.arrays is None and g.walks == 0 and not g.walked
+    for seeds in asks * 2:
+        assert graph.rank(g, seeds, 10) == graph.rank_dicts(g, seeds, 10)
+    assert any(t == "r-new" for t, _ in graph.rank(g, {"e1": 1.0}, 100))
 
 
 def _texts(rng: random.Random) -> list[str]:
