@@ -152,3 +152,22 @@ def test_the_lexicons_early_termination_ranks_as_scoring_every_posting(mem, monk
                             got.append(fts.turn_lane(cache, full, body, "alice", limit, as_of, known_at, 0.3))
                         assert got[0] == got[1] == got[2] == got[3], (q, budget, as_of, known_at, limit)
     assert len(calls) > 1000  # the early path ran (the cache holds alice alone)
+
+
+def test_an_erasure_empties_the_word_cache() -> None:
+    from markmem.adapters import tokens, wordpiece
+    from markmem.erase.scrub import forget_in_memory
+
+    tokens.count_tokens("Zyxwvutsrq mentioned her flat in Porto")
+    assert any("zyxwvutsrq" in p._words for p in wordpiece._ALL)
+    forget_in_memory("alice")
+    assert not any("zyxwvutsrq" in p._words for p in wordpiece._ALL)
+
+
+def test_fts5_totals_are_read_again_for_a_new_record() -> None:
+    from markmem.index import lexicon
+
+    a, b = bytes([3, 10, 20]), bytes([4, 11, 21])
+    assert lexicon.block_totals(a) == (3, 30) and lexicon.block_totals(a) == (3, 30)
+    assert lexicon.block_totals(b) == (4, 32) and lexicon.block_totals(a) == (3, 30)
+    assert lexicon.block_totals(None) == (0, 0) and lexicon.block_totals(b"") == (0, 0)

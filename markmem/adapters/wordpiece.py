@@ -16,6 +16,7 @@ tests/test_search_exact.py checks the ids against ``encode`` on varied texts.
 from __future__ import annotations
 
 import re
+import weakref
 from typing import Any
 
 _WORDS = re.compile(r"[a-z0-9]+|[!-/:-@\[-`{-~]")  # runs of letters and digits; each ASCII punctuation mark
@@ -31,6 +32,7 @@ class Pieces:
         self.tokenizer = tokenizer
         self.plain, self.added, self.max_length = _layout(tokenizer)
         self._words: dict[str, tuple[int, ...]] = {}
+        _ALL.add(self)
 
     def ids(self, text: str) -> list[int]:
         if not (ENABLED and self.plain and text.isascii()) or _CONTROL.search(text) is not None \
@@ -53,6 +55,15 @@ class Pieces:
             self._words = {}
         self._words[word] = got
         return got
+
+
+_ALL: weakref.WeakSet[Pieces] = weakref.WeakSet()
+
+
+def forget_all() -> None:
+    """Empty every word cache (an erasure: the words came from the users' texts)."""
+    for pieces in list(_ALL):
+        pieces._words = {}
 
 
 def _layout(tokenizer: Any) -> tuple[bool, tuple[str, ...], int | None]:

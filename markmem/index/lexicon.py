@@ -165,11 +165,19 @@ def totals(db: sqlite3.Connection) -> tuple[int, int]:
 
 
 def block_totals(block: bytes | None) -> tuple[int, int]:
-    """``totals`` from the averages record itself."""
+    """``totals`` from the averages record itself (the last answer is kept: searches read the same one)."""
     if not block:
         return 0, 0
+    last = _LAST_TOTALS[0]  # one tuple: read whole, whatever another thread writes
+    if last[0] == block:
+        return last[1]
     v = varints(bytes(block))
-    return v[0], sum(v[1:])
+    got = v[0], sum(v[1:])
+    _LAST_TOTALS[0] = (bytes(block), got)
+    return got
+
+
+_LAST_TOTALS: list[tuple[bytes, tuple[int, int]]] = [(b"", (0, 0))]  # (the record, its totals)
 
 
 # -- the per-user index -----------------------------------------------------------------------
