@@ -171,3 +171,66 @@ def test_fts5_totals_are_read_again_for_a_new_record() -> None:
     assert lexicon.block_totals(a) == (3, 30) and lexicon.block_totals(a) == (3, 30)
     assert lexicon.block_totals(b) == (4, 32) and lexicon.block_totals(a) == (3, 30)
     assert lexicon.block_totals(None) == (0, 0) and lexicon.block_totals(b"") == (0, 0)
+
+
+# -- whole searches: every fast path on, then every one off -------------------------------------
+FRIENDS = ("Caroline", "Melanie", "Jon")
+
+
+def _chat(rng: random.Random, i: int) -> str:
+    who = rng.choice(FRIENDS)
+    return rng.choice([f"{who}: " + _turn(rng), f"I met {who} in {rng.choice(PLACES)} today.",
+                       f"My friend {who} works at Globex in {rng.choice(PLACES)}.", f"{who} lives in Porto now.",
+                       "ok sounds good", f"We talked about {' '.join(rng.sample(RARE, 2))} on day {i}."])
+
+
+def test_searches_with_every_fast_path_equal_the_reference(tmp_repo) -> None:  # type: ignore[no-untyped-def]
+    from markmem import Memory
+    from markmem.adapters import wordpiece
+    from markmem.index import lexicon, topk
+
+    rng = random.Random(21)
+    m = Memory(tmp_repo, pii_engine="regex", vector_model="builtin", background=False)
+    try:
+        for i in range(0, 240, 30):
+            m.add([{"role": "user", "content": _chat(rng, i + k)} for k in range(30)], user_id="alice",
+                  occurred_at=f"2025-{1 + i // 30:02d}-10T10:00:00Z")
+        m.flush()
+        queries = _queries(rng)[:20] + ["Where does Caroline live?", "Who works at Globex?", "Melanie and Jon",
+                                        "what did I do last month", "Caroline in May 2025", "ok", "Porto Porto"]
+        calls = [dict(top_k=5), dict(top_k=1), dict(top_k=12, explain=True), dict(as_of="2025-04-01T00:00:00Z"),
+                 dict(known_at="2025-03-01T00:00:00Z"), dict(format="context")]
+
+        def run() -> list[object]:
+            out: list[object] = []
+            for q in queries:
+                for kw in calls:
+                    got = m.search(q, user_id="alice", **kw)  # type: ignore[arg-type]
+                    out.append(got.text if hasattr(got, "text") and not isinstance(got, list) else
+                               [(h.kind, h.id, h.score, h.text, h.explain) for h in got])  # type: ignore[union-attr]
+            return out
+
+        run()  # warm: lexicon, graph arrays (after two walks), lists, word caches
+        used: list[str] = []
+        real_walk, real_top = walk.rank, topk.top
+        walk.rank = lambda *a: used.append("walk") or real_walk(*a)  # type: ignore[assignment]
+        topk.top = lambda *a: used.append("top") or real_top(*a)  # type: ignore[assignment]
+        try:
+            for g in graph._graphs.values():
+                g.walked = {}  # walk again, over the arrays
+            fast = [run(), run()]
+        finally:
+            walk.rank, topk.top = real_walk, real_top  # type: ignore[assignment]
+        assert {"walk", "top"} <= set(used)  # the fast paths ran
+        switches = [(topk, "EARLY"), (graph, "WALK_ARRAYS"), (wordpiece, "ENABLED")]
+        for mod, name in switches:
+            setattr(mod, name, False)
+        try:
+            lexicon.forget_all()
+            slow = run()
+        finally:
+            for mod, name in switches:
+                setattr(mod, name, True)
+        assert fast[0] == fast[1] == slow
+    finally:
+        m.close()
