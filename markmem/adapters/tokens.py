@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
 
+    from .wordpiece import Pieces
+
 TOKENIZER_JSON = Path(__file__).parent.parent / "models" / "minilm-m2v" / "tokenizer.json"
 WORDPIECE_NAME = "all-MiniLM-L6-v2 wordpiece"
 REGEX_NAME = "regex word/punct count (tokenizers or the model's tokenizer.json unavailable)"
@@ -29,6 +31,7 @@ REGEX_NAME = "regex word/punct count (tokenizers or the model's tokenizer.json u
 _WORDS = re.compile(r"\w+|[^\w\s]")
 _LOCK = threading.Lock()
 _state: list[Tokenizer | None] = []  # empty: not tried yet; [None]: regex fallback
+_pieces: list[Pieces] = []  # the tokenizer's per-word cache (adapters/wordpiece.py), once loaded
 
 TOKENIZER_NAME: str  # computed on first access, by __getattr__ below
 
@@ -37,7 +40,12 @@ def _tokenizer() -> Tokenizer | None:
     if not _state:
         with _LOCK:
             if not _state:
-                _state.append(_load())
+                tokenizer = _load()
+                if tokenizer is not None:
+                    from .wordpiece import Pieces
+
+                    _pieces.append(Pieces(tokenizer))
+                _state.append(tokenizer)
     return _state[0]
 
 
@@ -69,7 +77,7 @@ def count_tokens(text: str) -> int:
     tokenizer = _tokenizer()
     if tokenizer is None:
         return len(_WORDS.findall(text))
-    return len(tokenizer.encode(text, add_special_tokens=False))
+    return len(_pieces[0].ids(text))  # = len(tokenizer.encode(text, add_special_tokens=False))
 
 
 def count_tokens_batch(texts: Sequence[str]) -> list[int]:

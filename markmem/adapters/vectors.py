@@ -27,6 +27,7 @@ import numpy as np
 
 from ..errors import RepoError
 from ..ports import Embedder
+from .wordpiece import Pieces
 
 if TYPE_CHECKING:
     from model2vec import StaticModel
@@ -69,6 +70,7 @@ class Model2VecEmbedder:
             max_tokens * getattr(model, "median_token_length", 1) if max_tokens else _FAST_MAX_CHARS
         )
         self._fast_chars = min(_FAST_MAX_CHARS, cut)
+        self._pieces: Pieces | None = None  # the tokenizer's per-word cache (adapters/wordpiece.py)
 
     def __repr__(self) -> str:
         return f"Model2VecEmbedder(name={self.name!r}, dim={self.dim})"
@@ -92,12 +94,14 @@ class Model2VecEmbedder:
     def _lookup(self, texts: list[str]) -> np.ndarray:
         model = self._model
         if len(texts) == 1:  # the search hot path: no batch, so no tokenizer thread pool to wake
-            encodings = [model.tokenizer.encode(texts[0], add_special_tokens=False)]
+            if self._pieces is None:
+                self._pieces = Pieces(model.tokenizer)
+            pieces = [self._pieces.ids(texts[0])]  # encode(...).ids, from a per-word cache
         else:
-            encodings = model.tokenizer.encode_batch_fast(texts, add_special_tokens=False)
+            pieces = [e.ids for e in model.tokenizer.encode_batch_fast(texts, add_special_tokens=False)]
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for row, encoding in enumerate(encodings):
-            ids = [i for i in encoding.ids if i != self._unk_id]
+        for row, found in enumerate(pieces):
+            ids = [i for i in found if i != self._unk_id]
             if ids:
                 out[row] = _mean_rows(model.embedding, ids)
         return out

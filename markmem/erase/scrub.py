@@ -45,7 +45,8 @@ def purge_local(ctx: Context, user_id: str) -> dict[str, int]:
 
 def forget_in_memory(user_id: str) -> None:
     """This process's derived state that holds the user's words: lexicons, matrices, claim books,
-    graphs, term counts."""
+    graphs, term counts, the tokenizer's word cache."""
+    from ..adapters import wordpiece
     from ..index import claimbook, lexicon, vectors
     from ..read import fts, graph
 
@@ -54,6 +55,7 @@ def forget_in_memory(user_id: str) -> None:
     graph.forget(user_id)
     vectors.forget_user(user_id)
     fts.forget_vocabularies()
+    wordpiece.forget_all()
 
 
 def compact_cache(ctx: Context) -> None:
