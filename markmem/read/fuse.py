@@ -53,7 +53,7 @@ class Recipe:
     provenance: bool = True
     vectors: bool = True
     graph_weight: float = 0.5  # the graph lane's PageRank mass (scaled to its best turn) added in "blend"
-    graph_depth: int = 10  # graph-lane candidates (0: off; the lane runs only when the query names an entity)
+    graph_depth: int = 0  # graph-lane candidates (0: off, the default: see bench/results/recall.md; 10 to try it)
     fact_first: bool = True  # current searches: stale and low-content turns last, their successors in (read.facts)
     time_boost: float = 0.5  # a memory dated inside the question's date window scores 1 + this (0: off, read.when)
     events: bool = True  # a question comparing events searches each event too (read.when.events)
