@@ -14,11 +14,22 @@ from click.testing import CliRunner
 from markmem import Memory
 from markmem.cli import main
 from markmem.errors import InvalidInput, NotFound
+from markmem.model import Hit
 from markmem.read import graph
+from markmem.read.fuse import Recipe
+from markmem.read.search import search as searching
 
 SAID = ["My sister Maria moved to Oslo", "I work at Ostara", "my mum lives in Malaga",
         "I have a dog named Rex", "I live in Berlin", "We went hiking with Maria last week, it rained",
         "The weather was grey all week", "I made pasta for dinner", "Rex chewed my shoes"]
+
+
+GRAPH = Recipe(graph_depth=10)  # the graph lane is off by default (measured: bench/results/recall.md)
+
+
+def walk(mem: Memory, query: str, user_id: str, top_k: int = 5) -> list[Hit]:
+    """A search with the graph lane on, explained."""
+    return searching(mem.context, query, user_id, top_k, explain=True, recipe=GRAPH)
 
 
 @pytest.fixture
@@ -102,22 +113,24 @@ def test_related_errors(told: Memory) -> None:
 
 
 def test_graph_lane_explains_its_rank_and_weight(told: Memory) -> None:
-    hits = told.search("what did Maria do last week?", user_id="alice", explain=True)
+    hits = walk(told, "what did Maria do last week?", "alice")
     walked = [h for h in hits if "graph" in h.explain["lanes"]]  # type: ignore[index]
     assert walked and all(h.explain["graph_weight"] > 0 and 0 < h.explain["graph"] <= 1 for h in walked)  # type: ignore[index]
     assert any("hiking" in h.text for h in walked)
-    plain = told.search("what did I make for dinner?", user_id="alice", explain=True)  # names no entity
+    plain = walk(told, "what did I make for dinner?", "alice")  # names no entity
     assert plain and not any("graph" in h.explain["lanes"] for h in plain)  # type: ignore[index]
+    default = told.search("what did Maria do last week?", user_id="alice", explain=True)  # the lane is off
+    assert default and not any("graph" in h.explain["lanes"] for h in default)  # type: ignore[index]
 
 
 def test_graph_stays_fresh_and_is_per_user(told: Memory) -> None:
-    told.search("Maria", user_id="alice")
+    walk(told, "Maria", "alice")
     told.add("Maria adopted a kitten named Miso", user_id="alice")  # a turn only: no entity page changes
-    found = told.search("Maria", user_id="alice", top_k=10, explain=True)
+    found = walk(told, "Maria", "alice", 10)
     assert any("kitten" in h.text and "graph" in h.explain["lanes"] for h in found)  # type: ignore[index]
     told.add("Maria works at Ostara", user_id="alice")  # a new relation, no new name: mentions are kept
     told.flush()
-    found = told.search("what did Maria do last week?", user_id="alice", top_k=10, explain=True)
+    found = walk(told, "what did Maria do last week?", "alice", 10)
     assert any("hiking" in h.text and "graph" in h.explain["lanes"] for h in found)  # type: ignore[index]
     assert ("works_at", "Ostara") in rel(told.related("alice", "Maria"))
     told.add("Maria is lovely", user_id="carl")
@@ -136,7 +149,7 @@ def test_reindex_rebuilds_the_graph_from_the_markdown(told: Memory) -> None:
     graph._graphs.clear()
     told.reindex()
     assert (told.related("alice", "Maria"), told.stats()["relations"]) == before
-    hits = told.search("what did Maria do last week?", user_id="alice", explain=True)
+    hits = walk(told, "what did Maria do last week?", "alice")
     assert any("graph" in h.explain["lanes"] for h in hits)  # type: ignore[index]
 
 

@@ -53,10 +53,11 @@ class Recipe:
     provenance: bool = True
     vectors: bool = True
     graph_weight: float = 0.5  # the graph lane's PageRank mass (scaled to its best turn) added in "blend"
-    graph_depth: int = 10  # graph-lane candidates (0: off; the lane runs only when the query names an entity)
+    graph_depth: int = 0  # graph-lane candidates (0: off, the default: see bench/results/recall.md; 10 to try it)
     fact_first: bool = True  # current searches: stale and low-content turns last, their successors in (read.facts)
     time_boost: float = 0.5  # a memory dated inside the question's date window scores 1 + this (0: off, read.when)
     events: bool = True  # a question comparing events searches each event too (read.when.events)
+    assistant_asked: bool = True  # a question asking what the assistant said trusts its turns as the user's (read.said)
 
 
 DEFAULT = Recipe()
@@ -83,8 +84,9 @@ class Cand:
 
 
 def fuse(cands: list[Cand], recipe: Recipe, query: Query, ref_day: int,
-         dated: set[tuple[str, str]] | None = None) -> list[Cand]:
-    """``dated``: the candidates the question's date window covers (read.when), boosted by ``time_boost``."""
+         dated: set[tuple[str, str]] | None = None, roles: dict[str, float] = ROLE_TRUST) -> list[Cand]:
+    """``dated``: the candidates the question's date window covers (read.when), boosted by ``time_boost``;
+    ``roles``: the trust of a turn by its role (read.said gives assistant turns the user's)."""
     top_bm25 = max((c.bm25 for c in cands), default=0.0) or 1.0
     words = set(query.terms)
     if recipe.fusion == "blend":  # _base, inline (the search hot path)
@@ -99,7 +101,7 @@ def fuse(cands: list[Cand], recipe: Recipe, query: Query, ref_day: int,
     speakers: dict[str | None, bool] = {}  # who said a turn -> whether the query names them
     named: dict[tuple[str | None, str | None], bool] = {}  # a turn row's (head, speaker) -> the same
     for c in cands:
-        c.weights = w = _priors(c, recipe, words, ref_day, speakers, named)
+        c.weights = w = _priors(c, recipe, words, ref_day, speakers, named, roles)
         if dated and c.key in dated:
             w["when"] = 1.0 + recipe.time_boost
         if w:
@@ -136,7 +138,8 @@ def _propagate(cands: list[Cand], share: float) -> None:
 
 def _priors(c: Cand, recipe: Recipe, words: set[str], ref_day: int,
             speakers: dict[str | None, bool] | None = None,
-            named: dict[tuple[str | None, str | None], bool] | None = None) -> dict[str, float]:
+            named: dict[tuple[str | None, str | None], bool] | None = None,
+            roles: dict[str, float] = ROLE_TRUST) -> dict[str, float]:
     w: dict[str, float] = {}
     row = c.row
     turn = c.kind == "turn"
@@ -158,7 +161,7 @@ def _priors(c: Cand, recipe: Recipe, words: set[str], ref_day: int,
         if row.get("question") and recipe.question_weight != 1.0:
             w["question"] = recipe.question_weight
         if recipe.provenance:
-            trust = ROLE_TRUST.get(row.get("role") or "user", 0.8)
+            trust = roles.get(row.get("role") or "user", 0.8)
             if trust != 1.0:
                 w["provenance"] = trust
     elif recipe.provenance:

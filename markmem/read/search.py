@@ -9,8 +9,8 @@ from typing import Any
 from ..context import Context
 from ..index import lexicon
 from ..model import Hit, Source
-from . import facts, fts, when
-from .fuse import DEFAULT, Cand, Recipe, day_number, fuse, trace
+from . import facts, fts, said, when
+from .fuse import DEFAULT, ROLE_TRUST, Cand, Recipe, day_number, fuse, trace
 from .query import Query, parse
 
 Key = tuple[str, str]
@@ -77,13 +77,15 @@ def _ranked(ctx: Context, query: str, user_id: str, top_k: int, as_of: str | Non
         _vectors(ctx, query, user_id, as_of, known_at, recipe, cands, snap)
     if not cands:
         return [], None
-    ranked = fuse(list(cands.values()), recipe, q, day_number(ref), _dated(ctx, cands, span, user_id))
+    asked = recipe.assistant_asked and said.asks_assistant(query)  # "what did you recommend?"
+    roles = said.ASKED_ROLES if asked else ROLE_TRUST
+    ranked = fuse(list(cands.values()), recipe, q, day_number(ref), _dated(ctx, cands, span, user_id), roles)
     if as_of is None and known_at is None and recipe.fact_first:
         ranked = facts.rerank(ctx.cache, user_id, ranked[: max(3 * top_k, top_k + 10)], query,
                               None if snap is None else snap.vectors())
     model = ctx.embedder.name if recipe.vectors and ctx.embedder else None
     return ranked, {"terms": [t for t in q.terms if t not in dropped], "dropped_terms": dropped,
-                    "literals": list(q.literals), "vectors": model,
+                    "literals": list(q.literals), "vectors": model, "asks_assistant": asked,
                     "top_bm25": max((c.bm25 for c in cands.values()), default=0.0)}
 
 
