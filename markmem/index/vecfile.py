@@ -100,13 +100,16 @@ def write(cache_path: Path, user_id: str, model: str, saved: Saved) -> None:
 
 
 def forget_user_files(cache_path: Path, user_id: str) -> None:
-    """Delete every saved matrix of the user (an erasure)."""
+    """Delete every saved matrix of the user (an erasure), and the user's other saved files beside
+    them (``index.savefile``: lexicon, graph)."""
+    from .savefile import KINDS
+
     where = folder(cache_path)
     prefix = validate_user_id(user_id) + "."
     if where.is_dir():
         for path in where.iterdir():
             rest = path.name[len(prefix):] if path.name.startswith(prefix) else ""
-            if len(rest) > 9 and rest[8] == "." and rest[9:] in ("json", "f32"):  # <8 hex>.json|f32
+            if (len(rest) > 9 and rest[8] == "." and rest[9:] in ("json", "f32")) or rest in KINDS:  # <8 hex>.json|f32
                 path.unlink(missing_ok=True)
 
 

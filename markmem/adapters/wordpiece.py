@@ -1,0 +1,105 @@
+"""BERT WordPiece token ids of plain ASCII text, as ``tokenizers`` computes them, without loading it.
+
+A search embeds one short question. Loading the built-in model's tokenizer (``import tokenizers``
+and ``Tokenizer.from_file``: ~0.1 s of CPU) was most of a fresh process's first search. For a
+tokenizer of the plain BERT shape (``BertNormalizer`` lower-casing, ``BertPreTokenizer``,
+``WordPiece`` with a ``##`` prefix; no post-processor) and text of printable ASCII characters,
+tab, newline and carriage return only, the pipeline is short and fully defined:
+
+* normalizer: tab, newline and carriage return become spaces (``clean_text``); ASCII letters are
+  lower-cased (no accents, no CJK characters, no control characters to remove in that range);
+* pre-tokenizer: split on whitespace, and every ASCII punctuation character is a token alone;
+* model: greedy longest-match-first pieces (``##`` before a piece that continues a word); a word
+  longer than ``max_input_chars_per_word`` or with a part no piece matches is one unknown token;
+* truncation (when the file sets it): the first ``max_length`` ids.
+
+Anything else (another character, an added token such as ``[UNK]`` written in the text, a
+tokenizer of another shape) is None: the caller uses ``tokenizers`` itself. Checked id for id
+against ``tokenizers`` in ``tests/test_vectors.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+_PLAIN = re.compile(r"[\t\n\r\x20-\x7e]*")
+_PIECES = re.compile(r"[a-z0-9]+|[!-/:-@\[-`{-~]")  # runs of letters and digits; each punctuation mark
+
+
+class WordPiece:
+    def __init__(self, vocab: dict[str, int], unk: str, prefix: str, max_chars: int, max_length: int | None,
+                 added: list[str]) -> None:
+        self.vocab = vocab
+        self.unk_id = vocab[unk]
+        self.prefix = prefix
+        self.max_chars = max_chars
+        self.max_length = max_length
+        self.added = added
+        self._words: dict[str, list[int]] = {}
+
+    @classmethod
+    def from_file(cls, path: Path) -> WordPiece | None:
+        """The fast tokenizer of a ``tokenizer.json``; None when it is not of the plain BERT shape."""
+        try:
+            conf: dict[str, Any] = json.loads(Path(path).read_bytes())
+            return cls._of(conf)
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    @classmethod
+    def _of(cls, conf: dict[str, Any]) -> WordPiece | None:
+        norm, pre, model, trunc = conf["normalizer"], conf["pre_tokenizer"], conf["model"], conf.get("truncation")
+        if not (isinstance(norm, dict) and norm.get("type") == "BertNormalizer" and norm.get("clean_text") is True
+                and norm.get("lowercase") is True and norm.get("strip_accents") in (None, True)):
+            return None
+        if pre != {"type": "BertPreTokenizer"} or conf.get("post_processor") is not None:
+            return None
+        if model.get("type") != "WordPiece" or not isinstance(model.get("vocab"), dict):
+            return None
+        if trunc is not None and not (trunc.get("direction") == "Right" and trunc.get("stride") == 0):
+            return None
+        vocab: dict[str, int] = model["vocab"]  # json.loads: str keys, int values
+        added = [str(t["content"]) for t in conf.get("added_tokens") or ()]
+        if model["unk_token"] not in vocab or any(vocab.get(t) is None for t in added):
+            return None
+        return cls(vocab, model["unk_token"], str(model.get("continuing_subword_prefix", "##")),
+                   int(model.get("max_input_chars_per_word", 100)),
+                   None if trunc is None else int(trunc["max_length"]), added)
+
+    def ids(self, text: str) -> list[int] | None:
+        """The ids ``Tokenizer.encode(text, add_special_tokens=False).ids`` gives, or None when the
+        text is outside the fast path (see the module doc)."""
+        if not _PLAIN.fullmatch(text) or any(a in text for a in self.added):
+            return None
+        out: list[int] = []
+        words = self._words
+        for word in text.lower().split():
+            for tok in _PIECES.findall(word):
+                got = words.get(tok)
+                if got is None:
+                    got = self._word(tok)
+                    if len(words) < 100_000:
+                        words[tok] = got
+                out += got
+        return out[: self.max_length] if self.max_length is not None else out
+
+    def _word(self, word: str) -> list[int]:
+        if len(word) > self.max_chars:
+            return [self.unk_id]
+        vocab, out, start, n = self.vocab, [], 0, len(word)
+        while start < n:
+            end, found = n, None
+            while start < end:
+                piece = word[start:end] if start == 0 else self.prefix + word[start:end]
+                found = vocab.get(piece)
+                if found is not None:
+                    break
+                end -= 1
+            if found is None:
+                return [self.unk_id]
+            out.append(found)
+            start = end
+        return out
