@@ -89,3 +89,27 @@ def test_a_search_in_a_fresh_process_does_not_import_tokenizers(tmp_path: Path) 
                           env=dict(os.environ), check=False)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["True", "False", "False"]
+
+
+def test_the_shipped_token_list_is_the_tokenizer_json_s(tmp_path: Path) -> None:
+    import json
+    import shutil
+
+    from markmem.adapters import wordpiece
+
+    shipped = BUILTIN_DIR / wordpiece.VOCAB_FILE
+    assert shipped.is_file()
+    conf = json.loads((BUILTIN_DIR / "tokenizer.json").read_bytes())
+    by_json = WordPiece._of(conf)
+    by_list = WordPiece.from_file(BUILTIN_DIR / "tokenizer.json")
+    assert by_json is not None and by_list is not None
+    assert list(by_list.vocab.items()) == list(by_json.vocab.items())
+    assert (by_list.unk_id, by_list.prefix, by_list.max_chars, by_list.max_length, by_list.added) == \
+        (by_json.unk_id, by_json.prefix, by_json.max_chars, by_json.max_length, by_json.added)
+    # a token list made from another tokenizer.json is not used
+    shutil.copy(BUILTIN_DIR / "tokenizer.json", tmp_path / "tokenizer.json")
+    shutil.copy(shipped, tmp_path / wordpiece.VOCAB_FILE)
+    conf["model"]["vocab"] = {t: i for i, t in enumerate(["[PAD]", "[UNK]", "zebra"])}
+    (tmp_path / "tokenizer.json").write_text(json.dumps(conf))
+    other = WordPiece.from_file(tmp_path / "tokenizer.json")
+    assert other is not None and other.ids("zebra crossing") == [2, 1]

@@ -22,9 +22,11 @@ from __future__ import annotations
 
 import json
 import re
+import zlib
 from pathlib import Path
 from typing import Any
 
+VOCAB_FILE = "wordpiece.txt"  # the token list and settings, beside tokenizer.json (``write_vocab``)
 _PLAIN = re.compile(r"[\t\n\r\x20-\x7e]*")
 _PIECES = re.compile(r"[a-z0-9]+|[!-/:-@\[-`{-~]")  # runs of letters and digits; each punctuation mark
 
@@ -42,12 +44,34 @@ class WordPiece:
 
     @classmethod
     def from_file(cls, path: Path) -> WordPiece | None:
-        """The fast tokenizer of a ``tokenizer.json``; None when it is not of the plain BERT shape."""
+        """The fast tokenizer of a ``tokenizer.json``; None when it is not of the plain BERT shape.
+
+        Reads ``wordpiece.txt`` beside it instead when that file was made from this very
+        ``tokenizer.json`` (its CRC-32 matches; see ``write_vocab``): parsing the JSON costs ~10 ms
+        of a fresh process's first search, splitting the token list ~3 ms."""
         try:
-            conf: dict[str, Any] = json.loads(Path(path).read_bytes())
-            return cls._of(conf)
+            raw = Path(path).read_bytes()
+            fast = cls._from_list(Path(path).with_name(VOCAB_FILE), zlib.crc32(raw))
+            return fast if fast is not None else cls._of(json.loads(raw))
         except (OSError, ValueError, KeyError, TypeError):
             return None
+
+    @classmethod
+    def _from_list(cls, path: Path, source_crc: int) -> WordPiece | None:
+        try:
+            head, _, body = path.read_text(encoding="utf-8").partition("\n")
+            conf = json.loads(head)
+        except (OSError, ValueError):
+            return None
+        if conf.get("source_crc") != source_crc:
+            return None  # made from another tokenizer.json: not used
+        tokens = body.split("\n")
+        if tokens and tokens[-1] == "":
+            tokens.pop()
+        if len(tokens) != conf["size"]:
+            return None
+        vocab = dict(zip(tokens, range(len(tokens)), strict=True))
+        return cls(vocab, conf["unk"], conf["prefix"], conf["max_chars"], conf["max_length"], conf["added"])
 
     @classmethod
     def _of(cls, conf: dict[str, Any]) -> WordPiece | None:
@@ -103,3 +127,23 @@ class WordPiece:
             out.append(found)
             start = end
         return out
+
+
+def write_vocab(tokenizer_json: Path) -> bool:
+    """Write ``wordpiece.txt`` beside ``tokenizer_json``: a JSON line (the CRC-32 of the
+    tokenizer.json it was made from and the WordPiece settings), then every token in id order, one
+    a line. False (nothing written) when the tokenizer is not of the plain shape, its ids are not
+    0..n-1, or a token holds a line break."""
+    raw = Path(tokenizer_json).read_bytes()
+    fast = WordPiece._of(json.loads(raw))
+    if fast is None:
+        return False
+    tokens = sorted(fast.vocab, key=fast.vocab.__getitem__)
+    if [fast.vocab[t] for t in tokens] != list(range(len(tokens))) or any("\n" in t or "\r" in t for t in tokens):
+        return False
+    unk = next(t for t in tokens if fast.vocab[t] == fast.unk_id)
+    head = {"source_crc": zlib.crc32(raw), "size": len(tokens), "unk": unk, "prefix": fast.prefix,
+            "max_chars": fast.max_chars, "max_length": fast.max_length, "added": fast.added}
+    Path(tokenizer_json).with_name(VOCAB_FILE).write_text(json.dumps(head) + "\n" + "\n".join(tokens) + "\n",
+                                                          encoding="utf-8")
+    return True
