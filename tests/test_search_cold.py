@@ -240,3 +240,29 @@ def test_a_process_reading_the_files_ranks_as_one_that_rebuilds(repo: Path) -> N
     assert again["loaded"]
     truth = run("rebuild")
     assert again["results"] == truth["results"] == first["results"]
+
+
+def test_a_search_in_a_fresh_process_imports_no_heavy_library(repo: Path) -> None:
+    """With the regex gate, a CLI-like process that opens the repo and searches (a question with no
+    calendar date) loads none of spaCy, Presidio, dateparser, LiteLLM, GitPython, model2vec, tokenizers."""
+    heavy = ["spacy", "presidio_analyzer", "presidio_anonymizer", "dateparser", "litellm", "git", "model2vec",
+             "tokenizers", "huggingface_hub", "torch"]
+    m = open_mem(repo)
+    m.add([{"role": "user", "content": t} for t in turns(40, seed=3) if t.isascii()], user_id="carol")
+    m.flush()
+    m.close()
+    code = textwrap.dedent(f"""
+        import sys
+        from markmem import Memory
+        m = Memory({str(repo)!r}, pii_engine="regex", vector_model="builtin", background=False)
+        for q in {[q for q in QUERIES if q.isascii()]!r} + ["What did Anna say last summer?", "Where was I?"]:
+            m.search(q, user_id="alice")
+            m.search(q, user_id="carol", format="context")  # plain ASCII turns only
+        print(sorted(h for h in {heavy!r} if h in sys.modules))
+        for q in {QUERIES!r}:
+            m.search(q, user_id="alice", format="context")  # "café naïve Zürich": through tokenizers
+        print(sorted(h for h in {heavy!r} if h in sys.modules))
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-2:] == ["[]", "['tokenizers']"]

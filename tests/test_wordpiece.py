@@ -113,3 +113,15 @@ def test_the_shipped_token_list_is_the_tokenizer_json_s(tmp_path: Path) -> None:
     (tmp_path / "tokenizer.json").write_text(json.dumps(conf))
     other = WordPiece.from_file(tmp_path / "tokenizer.json")
     assert other is not None and other.ids("zebra crossing") == [2, 1]
+
+
+def test_token_counts_are_the_tokenizers_counts(tokenizer) -> None:  # type: ignore[no-untyped-def]
+    from markmem.adapters import tokens
+
+    real = tokens._load()
+    assert real is not None
+    sample = texts(1500, seed=11) + ["Zürich café", "", "a [UNK] b"]
+    assert tokens.count_tokens_batch(sample) == [len(e) for e in real.encode_batch(sample, add_special_tokens=False)]
+    assert [tokens.count_tokens(t) for t in sample] == [len(real.encode(t, add_special_tokens=False)) if t else 0
+                                                        for t in sample]
+    assert tokens.count_tokens(" ".join(["a"] * 700)) == 700  # no truncation when counting

@@ -93,9 +93,10 @@ class WordPiece:
                    int(model.get("max_input_chars_per_word", 100)),
                    None if trunc is None else int(trunc["max_length"]), added)
 
-    def ids(self, text: str) -> list[int] | None:
-        """The ids ``Tokenizer.encode(text, add_special_tokens=False).ids`` gives, or None when the
-        text is outside the fast path (see the module doc)."""
+    def ids(self, text: str, truncate: bool = True) -> list[int] | None:
+        """The ids ``Tokenizer.encode(text, add_special_tokens=False).ids`` gives (``truncate``
+        False: with truncation off), or None when the text is outside the fast path (see the
+        module doc)."""
         if not _PLAIN.fullmatch(text) or any(a in text for a in self.added):
             return None
         out: list[int] = []
@@ -108,7 +109,7 @@ class WordPiece:
                     if len(words) < 100_000:
                         words[tok] = got
                 out += got
-        return out[: self.max_length] if self.max_length is not None else out
+        return out[: self.max_length] if truncate and self.max_length is not None else out
 
     def _word(self, word: str) -> list[int]:
         if len(word) > self.max_chars:
