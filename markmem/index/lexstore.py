@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import lexicon, savefile, stem
+from . import lexicon, savefile, stem, text
 from .lexicon import Lexicon, Stamp
 
 KIND = "lex"
@@ -36,7 +36,7 @@ _LOCK = threading.Lock()
 
 
 def _tag() -> int:
-    return savefile.code_tag(lexicon, stem, sys.modules[__name__])
+    return savefile.code_tag(lexicon, stem, text, sys.modules[__name__])
 
 
 def load(cache_path: Path, user_id: str, now: Stamp) -> Lexicon | None:

@@ -24,6 +24,7 @@ from typing import Any
 
 from ..index import savefile
 from ..index.cache import Cache
+from ..store import pages
 from . import graph as lane
 
 KIND = "graph"
@@ -34,7 +35,7 @@ _LOCK = threading.Lock()
 
 
 def _tag() -> int:
-    return savefile.code_tag(lane, sys.modules[__name__])
+    return savefile.code_tag(lane, pages, sys.modules[__name__])  # the graph's code and the page parser's
 
 
 def _pages(cache: Cache, user_id: str) -> int:
