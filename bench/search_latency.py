@@ -8,8 +8,10 @@ with the regex PII gate and the default (built-in) vector model, then times:
 * the same over a common-term mix (``common_queries``: "Where does the user live?", "What does the
   user think about sushi?", "Which company does the user work at?" and their like), whose words
   match thousands of turns (a third of the turns hold such a clause);
-* cold: fresh processes that open the repo and search once, then again (``Memory()`` open, first
-  search after open, second search), apart from the warm figures of a process that has searched.
+* cold: fresh processes that import markmem, open the repo and search once, then again (import,
+  ``Memory()`` open, first search after open, second search; median of ``--cold-runs``), apart from
+  the warm figures of a process that has searched: once reading the lexicon, graph and vector
+  matrix an earlier process saved beside the cache (the usual case), once rebuilding them.
 
 Turns are "Alex: ..." or "Sam: ..." lines of 6-18 content words (a Zipf-like vocabulary of ~20k
 words, the commonest ~0.7% of content words) with filler words between. Queries name a speaker
@@ -162,6 +164,10 @@ import sys, time
 c0, t0 = time.process_time(), time.perf_counter()
 from markmem import Memory
 c1, t1 = time.process_time(), time.perf_counter()
+if sys.argv[5] == "rebuild":  # as the first process after a reindex: no saved lexicon, graph or matrix
+    from markmem.index import lexstore, vectors
+    from markmem.read import graphstore
+    lexstore.SAVE = graphstore.SAVE = vectors.SAVE = False
 mem = Memory(sys.argv[1], pii_engine="regex", vector_model=sys.argv[2] if sys.argv[2] != "-" else None,
              background=False)
 c2, t2 = time.process_time(), time.perf_counter()
@@ -174,15 +180,31 @@ mem.close()
 """
 
 
-def cold(root: Path, model: str | None, qs: list[str], runs: int) -> list[list[float]]:
+def cold(root: Path, model: str | None, qs: list[str], runs: int, mode: str = "saved") -> list[list[float]]:
     """Fresh processes: (import, Memory() open, first search, second search) in ms, wall clock then
-    CPU time, one row per run."""
+    CPU time, one row per run. ``mode``: "saved" (what an earlier process saved beside the cache is
+    read back: the usual case) or "rebuild" (nothing saved is read, as after a reindex).
+
+    One untimed process runs first (it writes what later ones read, and Python's bytecode cache),
+    and the processes may write bytecode even when this one was started with
+    PYTHONDONTWRITEBYTECODE: an installed package has its .pyc files, a source tree that is never
+    allowed to write them compiles every module on every start (~0.5 s more to import)."""
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     out = []
-    for i in range(runs):
-        got = subprocess.run([sys.executable, "-c", COLD, str(root), model or "-", qs[2 * i], qs[2 * i + 1]],
-                             capture_output=True, text=True, check=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
-        out.append([float(x) for x in got.stdout.split()])
+    for i in range(runs + 1):
+        got = subprocess.run([sys.executable, "-c", COLD, str(root), model or "-", qs[2 * i], qs[2 * i + 1], mode],
+                             capture_output=True, text=True, check=True, env=env)
+        if i:
+            out.append([float(x) for x in got.stdout.split()])
     return out
+
+
+def report_cold(rows: list[list[float]], what: str) -> None:
+    med = [statistics.median(col) for col in zip(*rows, strict=True)]
+    print(f"  cold, {what} (a fresh process, median of {len(rows)}; wall / cpu ms):")
+    print(f"       import {med[0]:.0f} / {med[4]:.0f}, Memory() open {med[1]:.1f} / {med[5]:.1f}, "
+          f"first search {med[2]:.1f} / {med[6]:.1f}, second search {med[3]:.1f} / {med[7]:.1f}")
 
 
 def report(name: str, wall: list[float], cpu: list[float]) -> None:
@@ -212,12 +234,9 @@ def run(n: int, args: argparse.Namespace) -> None:
     mix = [q for pair in zip(qs, common, strict=False) for q in pair]
     report("both mixes json", *timed(lambda q: mem.search(q, user_id="bench", top_k=5), mix))
     mem.close()
-    rows = cold(root, model, qs, args.cold_runs)
-    med = [statistics.median(col) for col in zip(*rows, strict=True)]
-    print(f"  cold (a fresh process, median of {len(rows)}): import {med[0]:.0f} ms, Memory() open {med[1]:.1f} ms, "
-          f"first search {med[2]:.1f} ms, second search {med[3]:.1f} ms")
-    print(f"       cpu time: import {med[4]:.0f} ms, Memory() open {med[5]:.1f} ms, first search {med[6]:.1f} ms, "
-          f"second search {med[7]:.1f} ms")
+    report_cold(cold(root, model, qs, args.cold_runs), "reading what an earlier process saved")
+    report_cold(cold(root, model, qs[2 * args.cold_runs + 2:], args.cold_runs, "rebuild"),
+                "rebuilding it (as after a reindex)")
     print(f"  machine load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
 
 

@@ -95,6 +95,9 @@ def finish_folder(out: Path, pca_dims: int, dtype: str) -> None:
     config["tokenizer_name"] = TEACHER  # distill() records the temporary extraction path here
     config_path.write_text(json.dumps(config, indent=4, sort_keys=True) + "\n")
     (out / "NOTICE").write_text(MODEL_NOTICE.format(dims=pca_dims, dtype=dtype))
+    from markmem.adapters.wordpiece import write_vocab
+
+    write_vocab(out / "tokenizer.json")  # the token list a search reads instead of the JSON
     for f in out.iterdir():
         f.chmod(0o644)  # safetensors writes 0600; an installed package must be world-readable
 

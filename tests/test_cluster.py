@@ -57,7 +57,8 @@ def test_three_replicas_two_workers_lose_and_duplicate_nothing(tmp_path: Path, d
             added += mine
         assert len(added) == 3 * 4 * 4
         assert all(a["seen"] for a in added), [a for a in added if not a["seen"]][:3]  # read-your-writes
-        (tmp_path / "phase2").write_text(json.dumps(added))
+        (tmp_path / "phase2.tmp").write_text(json.dumps(added))  # whole, then visible: replicas poll for it
+        (tmp_path / "phase2.tmp").replace(tmp_path / "phase2")
         summaries = [lines(p)[-1] for p in replicas]
         assert all(s == {"checked": 48, "found": 48} for s in summaries), summaries  # every replica sees every add
         wait_drained(database_url)
@@ -147,7 +148,8 @@ def test_forget_while_other_replicas_add(tmp_path: Path, database_url: str) -> N
         try:
             report = mem.forget("gone", mode="rewrite")
             assert report.ok
-            (tmp_path / "phase2").write_text("[]")
+            (tmp_path / "phase2.tmp").write_text("[]")
+            (tmp_path / "phase2.tmp").replace(tmp_path / "phase2")
             added = [r for p in replicas for r in lines(p) if "id" in r]
             wait_drained(database_url)
         finally:

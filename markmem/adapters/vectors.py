@@ -27,10 +27,11 @@ import numpy as np
 
 from ..errors import RepoError
 from ..ports import Embedder
-from .wordpiece import Pieces
 
 if TYPE_CHECKING:
     from model2vec import StaticModel
+
+    from .wordpiece import WordPiece
 
 BUILTIN = "builtin"
 BUILTIN_DIR = Path(__file__).parent.parent / "models" / "minilm-m2v"
@@ -60,7 +61,7 @@ class Model2VecEmbedder:
         self._direct = (
             getattr(model, "token_mapping", None) is None
             and getattr(model, "weights", None) is None
-            and hasattr(model, "tokenizer")
+            and (isinstance(model, _Builtin) or hasattr(model, "tokenizer"))
             and hasattr(model, "embedding")
         )
         self._unk_id: int | None = getattr(model, "unk_token_id", None)
@@ -70,7 +71,6 @@ class Model2VecEmbedder:
             max_tokens * getattr(model, "median_token_length", 1) if max_tokens else _FAST_MAX_CHARS
         )
         self._fast_chars = min(_FAST_MAX_CHARS, cut)
-        self._pieces: Pieces | None = None  # the tokenizer's per-word cache (adapters/wordpiece.py)
 
     def __repr__(self) -> str:
         return f"Model2VecEmbedder(name={self.name!r}, dim={self.dim})"
@@ -93,15 +93,16 @@ class Model2VecEmbedder:
 
     def _lookup(self, texts: list[str]) -> np.ndarray:
         model = self._model
-        if len(texts) == 1:  # the search hot path: no batch, so no tokenizer thread pool to wake
-            if self._pieces is None:
-                self._pieces = Pieces(model.tokenizer)
-            pieces = [self._pieces.ids(texts[0])]  # encode(...).ids, from a per-word cache
+        fast = model.fast_ids(texts[0]) if len(texts) == 1 and isinstance(model, _Builtin) else None
+        if fast is not None:  # a plain ASCII question: no tokenizers to load (adapters/wordpiece)
+            encoded = [fast]
+        elif len(texts) == 1:  # the search hot path: no batch, so no tokenizer thread pool to wake
+            encoded = [model.tokenizer.encode(texts[0], add_special_tokens=False).ids]
         else:
-            pieces = [e.ids for e in model.tokenizer.encode_batch_fast(texts, add_special_tokens=False)]
+            encoded = [e.ids for e in model.tokenizer.encode_batch_fast(texts, add_special_tokens=False)]
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for row, found in enumerate(pieces):
-            ids = [i for i in found if i != self._unk_id]
+        for row, got in enumerate(encoded):
+            ids = [i for i in got if i != self._unk_id]
             if ids:
                 out[row] = _mean_rows(model.embedding, ids)
         return out
@@ -151,11 +152,15 @@ BUILTIN_MEDIAN_TOKEN_LENGTH = 6  # StaticModel's median_token_length of the buil
 
 def _installed() -> bool:
     """model2vec is installed (the vector extra), found without importing it."""
+    return _has("model2vec")
+
+
+def _has(package: str) -> bool:
     import importlib.util
 
     try:
-        return importlib.util.find_spec("model2vec") is not None
-    except ValueError:  # sys.modules["model2vec"] is None: as good as missing
+        return importlib.util.find_spec(package) is not None
+    except ValueError:  # sys.modules[package] is None: as good as missing
         return False
 
 
@@ -163,57 +168,110 @@ class _Builtin:
     """The built-in model as ``StaticModel`` holds it, read without importing model2vec: that import
     pulls in huggingface_hub (~0.4 s of CPU, most of a fresh process's first search), while a query
     needs only the tokenizer and the token table (``Model2VecEmbedder._lookup``). The same files,
-    read by the same calls model2vec makes (``safetensors.safe_open(...).get_tensor("embeddings")``,
-    ``Tokenizer.from_file``, padding disabled as ``StaticModel`` does), so vectors are bit for bit
-    model2vec's (tests/test_vectors.py). ``encode`` (long texts, big batches: a compile) loads the
-    real ``StaticModel`` on its first call."""
+    read by the same calls model2vec makes (``Tokenizer.from_file``, padding disabled as
+    ``StaticModel`` does; the table is ``safetensors``' ``embeddings`` tensor, memory-mapped from the
+    file), so vectors are bit for bit model2vec's (tests/test_vectors.py). A plain ASCII question is
+    tokenized without loading ``tokenizers`` at all (``adapters/wordpiece``, id for id the same);
+    ``tokenizer`` loads on first use. ``encode`` (long texts, big batches: a compile) loads the real
+    ``StaticModel`` on its first call."""
 
     token_mapping = None
     weights = None
 
-    def __init__(self, source: str, spec: str, embedding: np.ndarray, tokenizer: Any, config: dict[str, Any]) -> None:
+    def __init__(self, source: str, spec: str, embedding: np.ndarray, fast: WordPiece | None,
+                 config: dict[str, Any]) -> None:
         self._source, self._spec = source, spec
         self.embedding = embedding
-        self.tokenizer = tokenizer
+        self._fast = fast
+        self._tokenizer: Any = None
+        self._tok_lock = threading.Lock()
         self.dim = int(embedding.shape[1])
         self.max_length = config.get("max_length", 512)
         self.median_token_length = BUILTIN_MEDIAN_TOKEN_LENGTH  # reading the vocabulary costs 40 ms
-        unk = getattr(tokenizer.model, "unk_token", None)
-        self.unk_token_id = None if unk is None else tokenizer.token_to_id(unk)
+        self.unk_token_id = fast.unk_id if fast is not None else self._unk_of(self.tokenizer)
         self._full: StaticModel | None = None
+
+    @staticmethod
+    def _unk_of(tokenizer: Any) -> int | None:
+        unk = getattr(tokenizer.model, "unk_token", None)
+        return None if unk is None else tokenizer.token_to_id(unk)
+
+    @property
+    def tokenizer(self) -> Any:
+        """``tokenizers``' own, loaded on first use (a text the fast path does not take, a batch)."""
+        with self._tok_lock:
+            if self._tokenizer is None:
+                self._tokenizer = _tokenizer(Path(self._source))
+            return self._tokenizer
+
+    def fast_ids(self, text: str) -> list[int] | None:
+        return None if self._fast is None else self._fast.ids(text)
 
     @classmethod
     def load(cls, source: str, spec: str) -> _Builtin | None:
         """None when the folder is not the plain layout expected (model2vec then loads it)."""
         import json
 
-        try:
-            from safetensors import safe_open
-            from tokenizers import Tokenizer
-        except ImportError:
-            return None
+        from .wordpiece import WordPiece
+
         folder = Path(source)
+        if not (_has("tokenizers") and _has("safetensors")):  # found, not imported: ~0.1 s saved
+            return None
         try:
-            with safe_open(str(folder / "model.safetensors"), framework="numpy") as f:
-                if set(f.keys()) != {"embeddings"}:
-                    return None
-                embedding = f.get_tensor("embeddings")
-            tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+            embedding = _table(folder / "model.safetensors")
             config = json.loads((folder / "config.json").read_text())
+            fast = WordPiece.from_file(folder / "tokenizer.json")
+            size = len(fast.vocab) if fast is not None else _tokenizer(folder).get_vocab_size()
         except Exception:  # noqa: BLE001 - anything odd: model2vec loads it (and raises its own error)
             return None
-        if len(embedding) != tokenizer.get_vocab_size() or embedding.ndim != 2:
+        if embedding is None or len(embedding) != size or embedding.ndim != 2:
             return None
-        padding = tokenizer.padding  # as StaticModel's _disable_padding
-        if padding is not None:
-            tokenizer.enable_padding(pad_id=padding["pad_id"], pad_token=padding["pad_token"],
-                                     pad_type_id=padding["pad_type_id"], length=0)
-        return cls(source, spec, embedding, tokenizer, config)
+        return cls(source, spec, embedding, fast, config)
 
     def encode(self, texts: list[str], normalize: bool = False) -> np.ndarray:
         if self._full is None:
             self._full = _load_static_model(self._source, self._spec)
         return np.asarray(self._full.encode(texts, normalize=normalize))
+
+
+def _tokenizer(folder: Path) -> Any:
+    """The model's tokenizer as ``StaticModel`` loads it (padding disabled: ``_disable_padding``)."""
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+    padding = tokenizer.padding
+    if padding is not None:
+        tokenizer.enable_padding(pad_id=padding["pad_id"], pad_token=padding["pad_token"],
+                                 pad_type_id=padding["pad_type_id"], length=0)
+    return tokenizer
+
+
+def _table(path: Path) -> np.ndarray | None:
+    """The ``embeddings`` tensor of a safetensors file holding only it, memory-mapped read-only
+    (the layout: an 8-byte little-endian header size, a JSON header, the raw tensor); None when
+    the file holds anything else."""
+    import json
+    import mmap
+    import struct
+
+    dtypes = {"I8": np.int8, "U8": np.uint8, "F16": np.float16, "F32": np.float32, "F64": np.float64,
+              "I16": np.int16, "I32": np.int32, "I64": np.int64}
+    with open(path, "rb") as f:
+        (size,) = struct.unpack("<Q", f.read(8))
+        header = json.loads(f.read(size))
+        header.pop("__metadata__", None)
+        if set(header) != {"embeddings"} or header["embeddings"]["dtype"] not in dtypes:
+            return None
+        meta = header["embeddings"]
+        shape = tuple(int(s) for s in meta["shape"])
+        start, end = (int(x) for x in meta["data_offsets"])
+        dtype = np.dtype(dtypes[meta["dtype"]]).newbyteorder("<")
+        if end - start != int(np.prod(shape)) * dtype.itemsize:
+            return None
+        mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    if 8 + size + end > len(mapped):
+        return None
+    return np.frombuffer(mapped, dtype=dtype, count=int(np.prod(shape)), offset=8 + size + start).reshape(shape)
 
 
 def probe_embedder(spec: str) -> str:

@@ -1,88 +1,161 @@
-"""``tokenizer.encode(text, add_special_tokens=False).ids`` for short ASCII texts, from a per-word cache.
+"""BERT WordPiece token ids of plain ASCII text, as ``tokenizers`` computes them, without loading it.
 
-A ``tokenizers`` call costs 20-150 us for one short line (a search encodes its query, a context pack
-counts the tokens of each of its lines); most of it is crossing into Rust and building the
-``Encoding``. For a BERT WordPiece tokenizer (``BertNormalizer`` lower-casing, ``BertPreTokenizer``,
-``WordPiece``: the built-in model's) an ASCII text's pieces are known without it: the normalizer
-lower-cases and drops control characters, the pre-tokenizer splits at whitespace and makes every
-ASCII punctuation mark a word of its own, and WordPiece splits each word alone. So the text is
-split here (``_WORDS``) and each word's ids come from ``tokenizer.model.tokenize(word)`` (the
-tokenizer's own WordPiece), once per word. Anything else is handed to ``encode``: a non-ASCII text,
-a control character (the normalizer's ``clean_text`` would join the words around it), an added
-token's text ("[UNK]" is one token), another tokenizer layout, truncation that applies, padding.
-tests/test_search_exact.py checks the ids against ``encode`` on varied texts.
+A search embeds one short question. Loading the built-in model's tokenizer (``import tokenizers``
+and ``Tokenizer.from_file``: ~0.1 s of CPU) was most of a fresh process's first search. For a
+tokenizer of the plain BERT shape (``BertNormalizer`` lower-casing, ``BertPreTokenizer``,
+``WordPiece`` with a ``##`` prefix; no post-processor) and text of printable ASCII characters,
+tab, newline and carriage return only, the pipeline is short and fully defined:
+
+* normalizer: tab, newline and carriage return become spaces (``clean_text``); ASCII letters are
+  lower-cased (no accents, no CJK characters, no control characters to remove in that range);
+* pre-tokenizer: split on whitespace, and every ASCII punctuation character is a token alone;
+* model: greedy longest-match-first pieces (``##`` before a piece that continues a word); a word
+  longer than ``max_input_chars_per_word`` or with a part no piece matches is one unknown token;
+* truncation (when the file sets it): the first ``max_length`` ids.
+
+Anything else (another character, an added token such as ``[UNK]`` written in the text, a
+tokenizer of another shape) is None: the caller uses ``tokenizers`` itself. Checked id for id
+against ``tokenizers`` in ``tests/test_vectors.py``.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import weakref
+import zlib
+from pathlib import Path
 from typing import Any
 
-_WORDS = re.compile(r"[a-z0-9]+|[!-/:-@\[-`{-~]")  # runs of letters and digits; each ASCII punctuation mark
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # what clean_text drops (tab, newline, return stay)
-MAX_WORDS = 200_000  # cached words before the cache starts again
-ENABLED = True  # False: always ``encode`` (tests compare the two)
+VOCAB_FILE = "wordpiece.txt"  # the token list and settings, beside tokenizer.json (``write_vocab``)
+_PLAIN = re.compile(r"[\t\n\r\x20-\x7e]*")
+_PIECES = re.compile(r"[a-z0-9]+|[!-/:-@\[-`{-~]")  # runs of letters and digits; each punctuation mark
 
 
-class Pieces:
-    """The WordPiece ids of texts, as one tokenizer's ``encode`` gives them (see the module doc)."""
-
-    def __init__(self, tokenizer: Any) -> None:
-        self.tokenizer = tokenizer
-        self.plain, self.added, self.max_length = _layout(tokenizer)
-        self._words: dict[str, tuple[int, ...]] = {}
+class WordPiece:
+    def __init__(self, vocab: dict[str, int], unk: str, prefix: str, max_chars: int, max_length: int | None,
+                 added: list[str]) -> None:
+        self.vocab = vocab
+        self.unk_id = vocab[unk]
+        self.prefix = prefix
+        self.max_chars = max_chars
+        self.max_length = max_length
+        self.added = added
+        self._words: dict[str, list[int]] = {}  # word -> its ids, cached (words of the users' texts)
         _ALL.add(self)
 
-    def ids(self, text: str) -> list[int]:
-        if not (ENABLED and self.plain and text.isascii()) or _CONTROL.search(text) is not None \
-                or any(a in text for a in self.added):
-            return list(self.tokenizer.encode(text, add_special_tokens=False).ids)
-        words = self._words
+    @classmethod
+    def from_file(cls, path: Path) -> WordPiece | None:
+        """The fast tokenizer of a ``tokenizer.json``; None when it is not of the plain BERT shape.
+
+        Reads ``wordpiece.txt`` beside it instead when that file was made from this very
+        ``tokenizer.json`` (its CRC-32 matches; see ``write_vocab``): parsing the JSON costs ~10 ms
+        of a fresh process's first search, splitting the token list ~3 ms."""
+        try:
+            raw = Path(path).read_bytes()
+            fast = cls._from_list(Path(path).with_name(VOCAB_FILE), zlib.crc32(raw))
+            return fast if fast is not None else cls._of(json.loads(raw))
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    @classmethod
+    def _from_list(cls, path: Path, source_crc: int) -> WordPiece | None:
+        try:
+            head, _, body = path.read_text(encoding="utf-8").partition("\n")
+            conf = json.loads(head)
+        except (OSError, ValueError):
+            return None
+        if conf.get("source_crc") != source_crc:
+            return None  # made from another tokenizer.json: not used
+        tokens = body.split("\n")
+        if tokens and tokens[-1] == "":
+            tokens.pop()
+        if len(tokens) != conf["size"]:
+            return None
+        vocab = dict(zip(tokens, range(len(tokens)), strict=True))
+        return cls(vocab, conf["unk"], conf["prefix"], conf["max_chars"], conf["max_length"], conf["added"])
+
+    @classmethod
+    def _of(cls, conf: dict[str, Any]) -> WordPiece | None:
+        norm, pre, model, trunc = conf["normalizer"], conf["pre_tokenizer"], conf["model"], conf.get("truncation")
+        if not (isinstance(norm, dict) and norm.get("type") == "BertNormalizer" and norm.get("clean_text") is True
+                and norm.get("lowercase") is True and norm.get("strip_accents") in (None, True)):
+            return None
+        if pre != {"type": "BertPreTokenizer"} or conf.get("post_processor") is not None:
+            return None
+        if model.get("type") != "WordPiece" or not isinstance(model.get("vocab"), dict):
+            return None
+        if trunc is not None and not (trunc.get("direction") == "Right" and trunc.get("stride") == 0):
+            return None
+        vocab: dict[str, int] = model["vocab"]  # json.loads: str keys, int values
+        added = [str(t["content"]) for t in conf.get("added_tokens") or ()]
+        if model["unk_token"] not in vocab or any(vocab.get(t) is None for t in added):
+            return None
+        return cls(vocab, model["unk_token"], str(model.get("continuing_subword_prefix", "##")),
+                   int(model.get("max_input_chars_per_word", 100)),
+                   None if trunc is None else int(trunc["max_length"]), added)
+
+    def ids(self, text: str, truncate: bool = True) -> list[int] | None:
+        """The ids ``Tokenizer.encode(text, add_special_tokens=False).ids`` gives (``truncate``
+        False: with truncation off), or None when the text is outside the fast path (see the
+        module doc)."""
+        if not _PLAIN.fullmatch(text) or any(a in text for a in self.added):
+            return None
         out: list[int] = []
-        for w in _WORDS.findall(text.lower()):
-            got = words.get(w)
-            if got is None:
-                got = self._word(w)
-            out += got
-        if self.max_length is not None and len(out) > self.max_length:  # truncation applies: encode's own
-            return list(self.tokenizer.encode(text, add_special_tokens=False).ids)
+        words = self._words
+        for word in text.lower().split():
+            for tok in _PIECES.findall(word):
+                got = words.get(tok)
+                if got is None:
+                    got = self._word(tok)
+                    if len(words) < 100_000:
+                        words[tok] = got
+                out += got
+        return out[: self.max_length] if truncate and self.max_length is not None else out
+
+    def _word(self, word: str) -> list[int]:
+        if len(word) > self.max_chars:
+            return [self.unk_id]
+        vocab, out, start, n = self.vocab, [], 0, len(word)
+        while start < n:
+            end, found = n, None
+            while start < end:
+                piece = word[start:end] if start == 0 else self.prefix + word[start:end]
+                found = vocab.get(piece)
+                if found is not None:
+                    break
+                end -= 1
+            if found is None:
+                return [self.unk_id]
+            out.append(found)
+            start = end
         return out
 
-    def _word(self, word: str) -> tuple[int, ...]:
-        got = tuple(t.id for t in self.tokenizer.model.tokenize(word))
-        if len(self._words) >= MAX_WORDS:
-            self._words = {}
-        self._words[word] = got
-        return got
 
-
-_ALL: weakref.WeakSet[Pieces] = weakref.WeakSet()
+_ALL: weakref.WeakSet[WordPiece] = weakref.WeakSet()
 
 
 def forget_all() -> None:
-    """Empty every word cache (an erasure: the words came from the users' texts)."""
-    for pieces in list(_ALL):
-        pieces._words = {}
+    """Empty every word cache (an erasure: the cached words came from the users' texts)."""
+    for fast in list(_ALL):
+        fast._words = {}
 
 
-def _layout(tokenizer: Any) -> tuple[bool, tuple[str, ...], int | None]:
-    """(a lower-casing BERT WordPiece tokenizer without padding, its added tokens' texts, the
-    truncation length); anything unexpected: not plain (``Pieces`` then always encodes). Read from
-    the tokenizer's parts, not ``to_str()`` (a first search would pay ~8 ms to serialise the vocabulary)."""
-    try:
-        norm = tokenizer.normalizer
-        plain = (type(norm).__name__ == "BertNormalizer" and norm.lowercase is True and norm.clean_text is True
-                 and type(tokenizer.pre_tokenizer).__name__ == "BertPreTokenizer"
-                 and type(tokenizer.model).__name__ == "WordPiece" and tokenizer.post_processor is None
-                 and (tokenizer.padding is None or _no_padding(tokenizer.padding)))
-        added = tuple(str(a.content) for a in tokenizer.get_added_tokens_decoder().values())
-        trunc = tokenizer.truncation  # a text it would cut goes to encode
-        return plain, added, None if trunc is None else int(trunc["max_length"])
-    except Exception:  # noqa: BLE001 - an unknown tokenizer: encode it is
-        return False, (), None
-
-
-def _no_padding(padding: Any) -> bool:
-    """Padding that adds nothing to one text (``StaticModel`` sets a fixed length of 0)."""
-    return isinstance(padding, dict) and not padding.get("length") and not padding.get("pad_to_multiple_of")
+def write_vocab(tokenizer_json: Path) -> bool:
+    """Write ``wordpiece.txt`` beside ``tokenizer_json``: a JSON line (the CRC-32 of the
+    tokenizer.json it was made from and the WordPiece settings), then every token in id order, one
+    a line. False (nothing written) when the tokenizer is not of the plain shape, its ids are not
+    0..n-1, or a token holds a line break."""
+    raw = Path(tokenizer_json).read_bytes()
+    fast = WordPiece._of(json.loads(raw))
+    if fast is None:
+        return False
+    tokens = sorted(fast.vocab, key=fast.vocab.__getitem__)
+    if [fast.vocab[t] for t in tokens] != list(range(len(tokens))) or any("\n" in t or "\r" in t for t in tokens):
+        return False
+    unk = next(t for t in tokens if fast.vocab[t] == fast.unk_id)
+    head = {"source_crc": zlib.crc32(raw), "size": len(tokens), "unk": unk, "prefix": fast.prefix,
+            "max_chars": fast.max_chars, "max_length": fast.max_length, "added": fast.added}
+    Path(tokenizer_json).with_name(VOCAB_FILE).write_text(json.dumps(head) + "\n" + "\n".join(tokens) + "\n",
+                                                          encoding="utf-8")
+    return True

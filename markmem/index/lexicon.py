@@ -422,17 +422,23 @@ def _fresh(cache: Cache, db: sqlite3.Connection, key: tuple[str, str], user_id: 
     """The user's up-to-date index (call under ``_LOCK``, inside a read transaction); None while a
     user with more than ``SYNC_BUILD`` turns has no usable index: one is built in the background
     (:func:`_build_later`) and SQLite ranks until it is ready."""
+    from . import lexstore
+
     now = stamp(db, user_id)
     lex = _LEX.get(key)
     if lex is None or lex.stamp[0] != now[0] or lex.stamp[2] != now[2]:
-        if now[1] > SYNC_BUILD:
+        lex = lexstore.load(cache.path, user_id, now)  # saved by an earlier process (or None)
+        if lex is None and now[1] > SYNC_BUILD:
             _build_later(cache, key, user_id)
             return None
-        lex = _build(db, user_id, now)
-    elif lex.stamp != now:
+        if lex is None:
+            lex = _build(db, user_id, now)
+    if lex.stamp != now:
         _catch_up(db, lex, user_id)
         lex.stamp = now
     _keep(key, lex)
+    if lexstore.due(cache.path, user_id, lex):
+        lexstore.save(cache.path, user_id, lex)
     return lex
 
 
@@ -490,14 +496,28 @@ def _work(cache: Cache, key: tuple[str, str], user_id: str) -> None:
             db.execute("COMMIT")
         with _LOCK:
             old = _LEX.get(key)
-            if not cache.retired and (old is None or old.stamp[1] <= lex.stamp[1]):
+            keep = not cache.retired and (old is None or old.stamp[1] <= lex.stamp[1])
+            if keep:
                 _keep(key, lex)  # a stale one is caught up or rebuilt by the next search
+        if keep:
+            _save_built(cache, db, key, user_id, lex)
     except Exception as exc:  # the cache went away (closed, deleted, rebuilt): SQLite ranks
         logger.debug("lexicon build for a user failed: %s", exc)
     finally:
         cache.close()
         with _LOCK:
             _BUILDING.pop(key, None)
+
+
+def _save_built(cache: Cache, db: sqlite3.Connection, key: tuple[str, str], user_id: str, lex: Lexicon) -> None:
+    """Save a lexicon built in the background (``index.lexstore``) while it is still the user's
+    current one: not dropped by an erasure meanwhile (``forget_user``), nor its user deleted."""
+    from . import lexstore
+
+    with _LOCK:  # a search may be catching it up meanwhile
+        if _LEX.get(key) is lex and not cache.retired and lexstore.due(cache.path, user_id, lex) \
+                and stamp(db, user_id) == lex.stamp:
+            lexstore.save(cache.path, user_id, lex)
 
 
 def wait_built(timeout: float | None = None) -> None:
@@ -785,13 +805,19 @@ def forget(cache: Cache) -> None:
 
 def forget_user(user_id: str) -> None:
     """Drop the user's in-memory indexes (an erasure: they hold the user's words)."""
+    from . import lexstore
+
     with _LOCK:
         for key in [k for k in _LEX if k[1] == user_id]:
             del _LEX[key]
         for key in [k for k in _PENDING if k[1] == user_id]:
             del _PENDING[key]
+    lexstore.forget_user(user_id)
 
 
 def forget_all() -> None:
+    from . import lexstore
+
     with _LOCK:
         _LEX.clear()
+    lexstore.forget_all()

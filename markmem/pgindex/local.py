@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..index import lexicon
+from ..index import lexicon, vecfile
 from ..index import vectors as vector_index
 from ..index.cache import _CLAIM_SQL, _PAGE_SQL, _RAW_SQL, Cache, _raw_row
 from . import sync
@@ -110,7 +110,7 @@ class Store:
             with self.lock:
                 copy = self.copies.pop(user_id, None) if delete else self.copies.get(user_id)
             if copy is not None and (delete or copy.cache is not None):
-                _close(copy, delete)
+                _close(copy, delete, user_id)
         finally:
             lock.release()
 
@@ -119,7 +119,7 @@ class Store:
         with self.lock:
             copy = self.copies.pop(user_id, None)
         if copy is not None:
-            _close(copy, True)
+            _close(copy, True, user_id)
             lexicon.forget_user(user_id)
             vector_index.forget_user(user_id)
 
@@ -163,7 +163,7 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _close(copy: Copy, delete: bool) -> None:
+def _close(copy: Copy, delete: bool, user_id: str) -> None:
     cache, copy.cache = copy.cache, None
     if cache is not None:
         lexicon.forget(cache)
@@ -172,6 +172,7 @@ def _close(copy: Copy, delete: bool) -> None:
     if delete:
         for suffix in ("", "-wal", "-shm"):
             Path(str(copy.path) + suffix).unlink(missing_ok=True)
+        vecfile.forget_user_files(copy.path, user_id)  # what searches saved beside it (matrix, lexicon, graph)
 
 
 _STORES: dict[str, Store] = {}

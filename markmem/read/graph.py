@@ -84,8 +84,14 @@ def graph(ctx: Context, user_id: str, gen: object) -> Graph:
     key = (str(ctx.root), user_id)
     with _lock:
         g = _graphs.get(key)
+    if g is None:  # saved by an earlier process (read/graphstore), checked below as if built here
+        from . import graphstore
+
+        g = graphstore.load(cache, user_id)
     stamp = (gen, sig)
     if g is not None and g.stamp == stamp:
+        with _lock:
+            _graphs[key] = g
         return g
     if g is None or g.stamp[1:] != (sig,) or not _only_added(g.stamp, gen):
         old = g if g is not None and _only_added(g.stamp, gen) else None
@@ -98,6 +104,9 @@ def graph(ctx: Context, user_id: str, gen: object) -> Graph:
     g.stamp = stamp
     with _lock:
         _graphs[key] = g
+    from . import graphstore
+
+    graphstore.save_due(cache, user_id, g)
     return g
 
 
@@ -112,9 +121,12 @@ def _only_added(old: tuple[object, ...], gen: object) -> bool:
 
 def forget(user_id: str) -> None:
     """Drop a user's graph (erasure)."""
+    from . import graphstore
+
     with _lock:
         for key in [k for k in _graphs if k[1] == user_id]:
             del _graphs[key]
+    graphstore.forget_user(user_id)
 
 
 def _build(ctx: Context, user_id: str) -> Graph:

@@ -1,0 +1,268 @@
+"""What a fresh process reads back instead of rebuilding: the lexicon (index.lexstore) and the entity
+graph (read.graphstore). The same results, bit for bit, as a process that rebuilds them; a stale,
+damaged or foreign file is never used (rebuilt and rewritten, no error); erasure and reindex delete them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from markmem import Memory
+from markmem.index import claimbook, lexicon, lexstore, savefile, vectors
+from markmem.read import fts, graph, graphstore
+
+PEOPLE = ["Anna", "Marco", "Priya", "Tom"]
+PLACES = ["Lisbon", "Porto", "Berlin", "Oslo"]
+QUERIES = ["Where does Anna live?", "pottery glaze kiln", "What did Marco say about Berlin?", "sushi Oslo",
+           "hiking trail with Priya", "Tom bread sourdough", "café naïve Zürich", "What does the user think?"]
+WORDS = "pottery glaze kiln hiking trail sourdough bread sushi ramen café naïve Zürich lake tent park".split()
+
+
+def turns(n: int, seed: int = 1) -> list[str]:
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        words = " ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 9)))
+        shape = i % 4
+        if shape == 0:
+            out.append(f"My friend {rng.choice(PEOPLE)} lives in {rng.choice(PLACES)}.")
+        elif shape == 1:
+            out.append(f"{rng.choice(PEOPLE)} told me about {words}.")
+        else:
+            out.append(f"I think {words} in {rng.choice(PLACES)} is great.")
+    return out
+
+
+def open_mem(repo: Path) -> Memory:
+    return Memory(repo, pii_engine="regex", vector_model="builtin", background=False)
+
+
+@pytest.fixture
+def repo(tmp_repo: Path) -> Path:
+    m = open_mem(tmp_repo)
+    for who in ("alice", "bob"):
+        texts = turns(60, seed=len(who))
+        for i in range(0, len(texts), 20):
+            m.add([{"role": "user", "content": t} for t in texts[i:i + 20]], user_id=who)
+    m.flush()
+    m.close()
+    fresh_process()
+    return tmp_repo
+
+
+def fresh_process() -> None:
+    """This process's derived state dropped, as a new process starts."""
+    lexicon.forget_all()
+    vectors.forget_all()
+    claimbook.forget_all()
+    fts.forget_vocabularies()
+    with graph._lock:
+        graph._graphs.clear()
+    graphstore._SAVED.clear()
+
+
+def results(m: Memory, user: str = "alice") -> list[object]:
+    out: list[object] = []
+    for q in QUERIES:
+        hits = m.search(q, user_id=user, top_k=8, explain=True)
+        out.append([(h.id, h.score, json.dumps(h.explain, sort_keys=True, default=str)) for h in hits])
+    return out
+
+
+def saved(repo: Path, user: str, kind: str) -> Path:
+    return repo / ".markmem" / "cache" / "u" / "vec" / f"{user}.{kind}"
+
+
+def rebuilt(m: Memory, monkeypatch: pytest.MonkeyPatch, user: str = "alice") -> list[object]:
+    """The results of a process that builds everything from SQLite and the pages."""
+    fresh_process()
+    with monkeypatch.context() as patch:
+        patch.setattr(lexstore, "SAVE", False)
+        patch.setattr(graphstore, "SAVE", False)
+        out = results(m, user)
+    fresh_process()
+    return out
+
+
+def test_a_fresh_process_reads_the_saved_lexicon_and_graph(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    m = open_mem(repo)
+    truth = rebuilt(m, monkeypatch)
+    results(m)  # builds, then saves
+    assert saved(repo, "alice", "lex").is_file() and saved(repo, "alice", "graph").is_file()
+    fresh_process()
+    loads: list[object] = []
+    real_lex, real_graph = lexstore.load, graphstore.load
+    monkeypatch.setattr(lexstore, "load", lambda *a: loads.append(real_lex(*a)) or loads[-1])
+    monkeypatch.setattr(graphstore, "load", lambda *a: loads.append(real_graph(*a)) or loads[-1])
+    assert results(m) == truth
+    assert len(loads) == 2 and all(x is not None for x in loads)
+    m.close()
+
+
+def test_the_saved_graph_is_the_built_one(repo: Path) -> None:
+    m = open_mem(repo)
+    m.search("Where does Anna live?", user_id="alice")
+    built = graph._graphs[(str(m.root), "alice")]
+    fresh_process()
+    got = graphstore.load(m.context.cache.user("alice"), "alice")
+    assert got is not None and got.entities and got.mentions
+    for name in ("stamp", "seen", "turns", "mentions", "entities", "names", "edges"):
+        assert getattr(got, name) == getattr(built, name), name
+    assert [list(got.edges[k]) for k in got.edges] == [list(built.edges[k]) for k in built.edges]  # same order
+    assert got.pattern is not None and built.pattern is not None and got.pattern.pattern == built.pattern.pattern
+    m.close()
+
+
+def test_turns_added_after_the_save_are_found(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    m = open_mem(repo)
+    results(m)
+    fresh_process()
+    m.add("Anna and I glazed a lighthouse mug in the kiln", user_id="alice")  # not compiled: a turn only
+    m.flush()
+    fresh_process()
+    got = results(m)
+    assert any("lighthouse" in h.text for h in m.search("lighthouse mug", user_id="alice"))
+    assert got == rebuilt(m, monkeypatch)
+    m.close()
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garbage", "flip", "version", "foreign", "folder", "empty"])
+def test_a_damaged_stale_or_foreign_file_is_rebuilt_without_error(repo: Path, damage: str,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    m = open_mem(repo)
+    truth = rebuilt(m, monkeypatch)
+    results(m)
+    fresh_process()
+    for kind in ("lex", "graph"):
+        path = saved(repo, "alice", kind)
+        raw = path.read_bytes()
+        if damage == "truncate":
+            path.write_bytes(raw[: len(raw) // 2])
+        elif damage == "garbage":
+            path.write_bytes(os.urandom(len(raw)))
+        elif damage == "flip":
+            flipped = bytearray(raw)
+            flipped[len(raw) - 3] ^= 0x10
+            path.write_bytes(bytes(flipped))
+        elif damage == "version":  # written by other code (another markmem): its code tag differs
+            head, arrays = savefile.read(path, kind) or ({}, {})
+            savefile.write(path, kind, {**head, "tag": head["tag"] + 1}, arrays)
+        elif damage == "foreign":  # another user's file copied over this one
+            path.write_bytes(saved(repo, "bob", kind).read_bytes() if saved(repo, "bob", kind).exists() else raw[:9])
+        elif damage == "empty":
+            path.write_bytes(b"")
+    if damage == "folder":
+        for p in saved(repo, "alice", "lex").parent.iterdir():
+            p.unlink()
+        saved(repo, "alice", "lex").parent.rmdir()
+    assert lexstore.load(m.context.cache.user("alice").path, "alice", lexicon.stamp(
+        m.context.cache.user("alice").db, "alice")) is None
+    fresh_process()
+    assert results(m) == truth
+    fresh_process()
+    assert lexstore.load(m.context.cache.user("alice").path, "alice", lexicon.stamp(
+        m.context.cache.user("alice").db, "alice")) is not None  # rewritten
+    assert graphstore.load(m.context.cache.user("alice"), "alice") is not None
+    m.close()
+
+
+def test_a_stale_file_is_never_used(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    m = open_mem(repo)
+    results(m)
+    cache = m.context.cache.user("alice")
+    # a turn deleted or changed in place (user_gen.turns moves on): the saved postings may hold it
+    cache.db.execute("UPDATE user_gen SET turns = turns + 1, changed = changed + 1 WHERE user_id = 'alice'")
+    assert lexstore.load(cache.path, "alice", lexicon.stamp(cache.db, "alice")) is None
+    fresh_process()
+    assert results(m) == rebuilt(m, monkeypatch)
+    m.close()
+
+
+def test_erasure_and_reindex_delete_the_files(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    m = open_mem(repo)
+    results(m)
+    results(m, "bob")
+    assert saved(repo, "bob", "lex").is_file() and saved(repo, "bob", "graph").is_file()
+    m.forget("bob")
+    assert not saved(repo, "bob", "lex").exists() and not saved(repo, "bob", "graph").exists()
+    assert saved(repo, "alice", "lex").is_file()
+    m.reindex()
+    assert not saved(repo, "alice", "lex").exists()  # the cache was recreated: every saved file went with it
+    assert not saved(repo, "alice", "graph").exists()
+    truth = rebuilt(m, monkeypatch)
+    results(m)
+    assert saved(repo, "alice", "lex").is_file()  # written again, from the rebuilt cache
+    fresh_process()
+    assert results(m) == truth
+    m.close()
+
+
+SCRIPT = textwrap.dedent("""
+    import json, sys
+    from markmem import Memory
+    from markmem.index import lexicon, lexstore
+    from markmem.read import graphstore
+    if sys.argv[2] == "rebuild":
+        lexstore.SAVE = graphstore.SAVE = False
+    loads = []
+    real = lexstore.load
+    lexstore.load = lambda *a: loads.append(real(*a) is not None) or real(*a)
+    m = Memory(sys.argv[1], pii_engine="regex", vector_model="builtin", background=False)
+    out = []
+    for q in json.loads(sys.argv[3]):
+        for user in ("alice", "bob"):
+            hits = m.search(q, user_id=user, top_k=8, explain=True)
+            out.append([[h.id, repr(h.score), json.dumps(h.explain, sort_keys=True, default=repr)] for h in hits])
+    lexicon.wait_built()
+    print(json.dumps({"loaded": any(loads), "results": out}))
+    m.close()
+""")
+
+
+def test_a_process_reading_the_files_ranks_as_one_that_rebuilds(repo: Path) -> None:
+    def run(mode: str) -> dict[str, object]:
+        proc = subprocess.run([sys.executable, "-c", SCRIPT, str(repo), mode, json.dumps(QUERIES)],
+                              capture_output=True, text=True, timeout=300, check=False)
+        assert proc.returncode == 0, proc.stderr
+        return json.loads(proc.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+    first = run("save")  # builds, saves
+    assert not first["loaded"]
+    again = run("save")  # reads the files
+    assert again["loaded"]
+    truth = run("rebuild")
+    assert again["results"] == truth["results"] == first["results"]
+
+
+def test_a_search_in_a_fresh_process_imports_no_heavy_library(repo: Path) -> None:
+    """With the regex gate, a CLI-like process that opens the repo and searches (a question with no
+    calendar date) loads none of spaCy, Presidio, dateparser, LiteLLM, GitPython, model2vec, tokenizers."""
+    heavy = ["spacy", "presidio_analyzer", "presidio_anonymizer", "dateparser", "litellm", "git", "model2vec",
+             "tokenizers", "huggingface_hub", "torch"]
+    m = open_mem(repo)
+    m.add([{"role": "user", "content": t} for t in turns(40, seed=3) if t.isascii()], user_id="carol")
+    m.flush()
+    m.close()
+    code = textwrap.dedent(f"""
+        import sys
+        from markmem import Memory
+        m = Memory({str(repo)!r}, pii_engine="regex", vector_model="builtin", background=False)
+        for q in {[q for q in QUERIES if q.isascii()]!r} + ["What did Anna say last summer?", "Where was I?"]:
+            m.search(q, user_id="alice")
+            m.search(q, user_id="carol", format="context")  # plain ASCII turns only
+        print(sorted(h for h in {heavy!r} if h in sys.modules))
+        for q in {QUERIES!r}:
+            m.search(q, user_id="alice", format="context")  # "café naïve Zürich": through tokenizers
+        print(sorted(h for h in {heavy!r} if h in sys.modules))
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-2:] == ["[]", "['tokenizers']"]
