@@ -591,7 +591,7 @@ def _score(db: sqlite3.Connection, lex: Lexicon, user_id: str, phrases: Sequence
     avgdl = ntok / nrow
     from . import topk
 
-    if topk.EARLY and alone:  # the same rows and floats, without scoring every posting
+    if topk.EARLY and alone and topk.worth(lex, phrases):  # the same rows and floats, scoring fewer postings
         return topk.rank(lex, user_id, phrases, context_weight, as_of, known_at, limit, (nrow, ntok))
     ids = lex.tokens.ids
     docs_l: list[np.ndarray] = []
