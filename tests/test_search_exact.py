@@ -136,6 +136,7 @@ def test_the_lexicons_early_termination_ranks_as_scoring_every_posting(mem, monk
     calls = []
     real = topk.top
     monkeypatch.setattr(topk, "top", lambda *a: calls.append(1) or real(*a))
+    monkeypatch.setattr(topk, "EARLY_AT", 0)  # every query takes the early path
     for short in (topk.SHORT, 1):  # the default, and every list bounded
         monkeypatch.setattr(topk, "SHORT", short)
         lexicon.forget(cache)  # the lists are made again, then kept
@@ -234,3 +235,22 @@ def test_searches_with_every_fast_path_equal_the_reference(tmp_repo) -> None:  #
         assert fast[0] == fast[1] == slow
     finally:
         m.close()
+
+
+def test_query_vectors_are_kept_read_only_and_dropped_by_an_erasure() -> None:
+    from types import SimpleNamespace
+
+    from markmem.adapters.vectors import load_embedder
+    from markmem.erase.scrub import forget_in_memory
+    from markmem.read import vectors as dense
+
+    embedder = load_embedder("builtin")
+    assert embedder is not None
+    ctx = SimpleNamespace(embedder=embedder)
+    first = dense.encode(ctx, "Where does Qwertyuiop live?")  # type: ignore[arg-type]
+    assert first is not None and not first.flags.writeable
+    assert dense.encode(ctx, "Where does Qwertyuiop live?") is first  # type: ignore[arg-type]
+    assert (first == embedder.embed(["Where does Qwertyuiop live?"])[0]).all()
+    assert dense.encode(ctx, "   ") is None  # type: ignore[arg-type]
+    forget_in_memory("alice")
+    assert not any("Qwertyuiop" in k[1] for k in dense._QUERIES)

@@ -45,10 +45,11 @@ def purge_local(ctx: Context, user_id: str) -> dict[str, int]:
 
 def forget_in_memory(user_id: str) -> None:
     """This process's derived state that holds the user's words: lexicons, matrices, claim books,
-    graphs, term counts, the tokenizer's word cache."""
+    graphs, term counts, the tokenizer's word cache, kept query vectors."""
     from ..adapters import wordpiece
     from ..index import claimbook, lexicon, vectors
     from ..read import fts, graph
+    from ..read import vectors as dense
 
     claimbook.forget_user(user_id)
     lexicon.forget_user(user_id)
@@ -56,6 +57,7 @@ def forget_in_memory(user_id: str) -> None:
     vectors.forget_user(user_id)
     fts.forget_vocabularies()
     wordpiece.forget_all()
+    dense.forget_queries()
 
 
 def compact_cache(ctx: Context) -> None:

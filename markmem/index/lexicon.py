@@ -36,14 +36,16 @@ from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from math import log
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import topk
 from .cache import Cache
 from .stem import stem
 from .text import turn_speaker
+
+if TYPE_CHECKING:
+    from .topk import Scored
 
 TOKENIZE = "porter unicode61 remove_diacritics 2"  # must equal raw_fts's (tests check)
 K1 = 1.2
@@ -210,7 +212,7 @@ class Lexicon:
     ok: bool = True  # False: a size disagreed with FTS5; the user's searches run in SQLite
     lock: threading.Lock = field(default_factory=threading.Lock)
     # derived, filled by searches (``topk``): phrase -> its bm25 terms at ``scored_at`` (stamp, totals)
-    scored: dict[tuple[int, bool, float], topk.Scored] = field(default_factory=dict)
+    scored: dict[tuple[int, bool, float], Scored] = field(default_factory=dict)
     scored_at: tuple[Stamp, int, int] | None = None
 
     # -- postings ---------------------------------------------------------------------------
@@ -607,8 +609,10 @@ def _score(db: sqlite3.Connection, lex: Lexicon, user_id: str, phrases: Sequence
         lex.ok = False  # our token counts disagree with FTS5's: never rank differently
         return None
     avgdl = ntok / nrow
-    if topk.EARLY and alone:  # the same rows and floats, without scoring every posting
-        return _top(lex, user_id, phrases, context_weight, as_of, known_at, limit, (nrow, ntok))
+    from . import topk
+
+    if topk.EARLY and alone and topk.worth(lex, phrases):  # the same rows and floats, scoring fewer postings
+        return topk.rank(lex, user_id, phrases, context_weight, as_of, known_at, limit, (nrow, ntok))
     ids = lex.tokens.ids
     docs_l: list[np.ndarray] = []
     nb_l: list[np.ndarray] = []
@@ -668,55 +672,6 @@ def _score(db: sqlite3.Connection, lex: Lexicon, user_id: str, phrases: Sequence
     for row, (score_, _, _) in zip(rows, best, strict=True):
         row["bm25"] = -score_
     return rows
-
-
-def _top(lex: Lexicon, user_id: str, phrases: Sequence[Phrase], context_weight: float, as_of: str | None,
-         known_at: str | None, limit: int, sizes: tuple[int, int]) -> list[dict[str, Any]]:
-    """``_score``'s answer by ``topk.top`` (the cache holds this user alone: row counts are ours)."""
-    at = (lex.stamp, *sizes)
-    if lex.scored_at != at or len(lex.scored) > topk.MAX_LISTS:
-        lex.scored, lex.scored_at = {}, at
-    lists = []
-    for term, body in phrases:
-        tid = lex.tokens.ids.get(term)
-        if tid is None:
-            continue
-        got = lex.scored.get((tid, body, context_weight))
-        if got is None:
-            got = lex.scored[(tid, body, context_weight)] = _phrase(lex, tid, body, context_weight, *sizes)
-        lists.append(got)
-
-    def passes(docs: np.ndarray) -> np.ndarray:
-        ok = ~lex.quarantined[docs]
-        if as_of is not None or known_at is not None:
-            va, ra = lex.valid_at, lex.recorded_at
-            ok &= np.fromiter(((as_of is None or va[d] <= as_of) and (known_at is None or ra[d] <= known_at)
-                               for d in docs.tolist()), bool, len(docs))
-        return ok
-
-    docs, acc = topk.top(lists, limit, passes, lex.rowid)
-    rows = lex.light(user_id, docs.tolist())
-    for row, score in zip(rows, acc.tolist(), strict=True):
-        row["bm25"] = score
-    return rows
-
-
-def _phrase(lex: Lexicon, tid: int, body: bool, weight: float, nrow: int, ntok: int) -> topk.Scored:
-    """One phrase's bm25 terms over the user's rows: ``_score``'s arithmetic, one phrase at a time."""
-    docs, nb, nc = lex.postings(tid)
-    if body:
-        has = nb > 0
-        docs, nb = docs[has], nb[has]
-        nc = np.zeros(len(docs), np.int32)
-    if not len(docs):
-        return topk.scored(docs, np.zeros(0, np.float64), lex.rowid)
-    hits = len(docs)
-    idf = log((nrow - hits + 0.5) / (hits + 0.5))
-    if idf <= 0.0:
-        idf = 1e-6
-    freq = _freq(nb, nc, weight)
-    score = idf * ((freq * (K1 + 1.0)) / (freq + K1 * (1 - B + B * lex.size[docs] / (ntok / nrow))))
-    return topk.scored(docs, score, lex.rowid)
 
 
 _FREQ: dict[float, np.ndarray] = {}

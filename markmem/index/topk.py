@@ -21,8 +21,9 @@ phrase matching thousands of turns, and every one is scored, summed and filtered
   added in the query's order from 0.0 as ``np.add.at`` adds them in the reference, and the best
   ``limit`` picked as the reference picks them (ties by rowid): the same rows, the same floats.
 
-At 10k turns a common-term question scores ~100 rows instead of ~4,000 (half the lane's time);
-a question of rare words costs what it did.
+A query of one phrase, or with a phrase matching ``EARLY_AT`` rows or more, takes this path; a
+few short lists are scored whole as before (building and bounding them costs as much). At 10k
+turns a common-term question scores ~100 rows instead of ~4,000 (half the lane's time).
 
 tests/test_search_exact.py runs both on varied queries, filters and limits.
 """
@@ -30,10 +31,15 @@ tests/test_search_exact.py runs both on varied queries, filters and limits.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from math import log
+from typing import Any
 
 import numpy as np
 
+from .lexicon import K1, B, Lexicon, Phrase, _freq
+
 EARLY = True  # False: every posting is scored (``lexicon._score``'s reference path)
+EARLY_AT = 1000  # a query of several phrases takes this path when one matches this many rows (else: as fast)
 SHORT = 64  # a list this long (or up to 2 x limit) is scored whole, never bounded
 MAX_LISTS = 4096  # kept phrase lists per lexicon before they are dropped and made again
 MARGIN = 1e-9  # relative slack on the bound (float sums may differ from real ones in the last bits)
@@ -151,3 +157,68 @@ def _sum(lists: Sequence[Scored], rows: np.ndarray) -> np.ndarray:
         hit = s.docs[at] == rows if len(s.docs) else np.zeros(len(rows), bool)
         acc[hit] += s.score[at[hit]]
     return acc
+
+
+# -- the lexicon's side -----------------------------------------------------------------------
+def worth(lex: Lexicon, phrases: Sequence[Phrase]) -> bool:
+    """One phrase, or one matching ``EARLY_AT`` rows or more: bounding pays (else scoring every
+    posting of a few short lists costs what building and bounding them costs)."""
+    ids, ptr, found = lex.tokens.ids, lex.ptr, 0
+    big = False
+    for term, _ in phrases:
+        tid = ids.get(term)
+        if tid is None:
+            continue
+        found += 1
+        rows = (int(ptr[tid + 1] - ptr[tid]) if tid + 1 < len(ptr) else 0) + len(lex.delta.get(tid, ()))
+        big = big or rows >= EARLY_AT
+    return found == 1 or big
+
+
+def rank(lex: Lexicon, user_id: str, phrases: Sequence[Phrase], context_weight: float, as_of: str | None,
+         known_at: str | None, limit: int, sizes: tuple[int, int]) -> list[dict[str, Any]]:
+    """``lexicon._score``'s answer by :func:`top` (the cache holds this user alone: row counts are ours)."""
+    at = (lex.stamp, *sizes)
+    if lex.scored_at != at or len(lex.scored) > MAX_LISTS:
+        lex.scored, lex.scored_at = {}, at
+    lists = []
+    for term, body in phrases:
+        tid = lex.tokens.ids.get(term)
+        if tid is None:
+            continue
+        got = lex.scored.get((tid, body, context_weight))
+        if got is None:
+            got = lex.scored[(tid, body, context_weight)] = phrase(lex, tid, body, context_weight, *sizes)
+        lists.append(got)
+
+    def passes(docs: np.ndarray) -> np.ndarray:
+        ok = ~lex.quarantined[docs]
+        if as_of is not None or known_at is not None:
+            va, ra = lex.valid_at, lex.recorded_at
+            ok &= np.fromiter(((as_of is None or va[d] <= as_of) and (known_at is None or ra[d] <= known_at)
+                               for d in docs.tolist()), bool, len(docs))
+        return ok
+
+    docs, acc = top(lists, limit, passes, lex.rowid)
+    rows = lex.light(user_id, docs.tolist())
+    for row, score in zip(rows, acc.tolist(), strict=True):
+        row["bm25"] = score
+    return rows
+
+
+def phrase(lex: Lexicon, tid: int, body: bool, weight: float, nrow: int, ntok: int) -> Scored:
+    """One phrase's bm25 terms over the user's rows: ``lexicon._score``'s arithmetic, one phrase at a time."""
+    docs, nb, nc = lex.postings(tid)
+    if body:
+        has = nb > 0
+        docs, nb = docs[has], nb[has]
+        nc = np.zeros(len(docs), np.int32)
+    if not len(docs):
+        return scored(docs, np.zeros(0, np.float64), lex.rowid)
+    hits = len(docs)
+    idf = log((nrow - hits + 0.5) / (hits + 0.5))
+    if idf <= 0.0:
+        idf = 1e-6
+    freq = _freq(nb, nc, weight)
+    score = idf * ((freq * (K1 + 1.0)) / (freq + K1 * (1 - B + B * lex.size[docs] / (ntok / nrow))))
+    return scored(docs, score, lex.rowid)

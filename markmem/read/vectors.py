@@ -10,6 +10,8 @@ a busy two-core machine for a 0.25 ms p50.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
@@ -28,10 +30,35 @@ class DenseResult:
 
 
 def encode(ctx: Context, text: str) -> np.ndarray | None:
+    """The query's vector (None: no embedder, or no known token); the last ``MAX_QUERIES`` are kept
+    (read-only), as a chatbot's questions recur: the same model, the same text, the same vector."""
     if ctx.embedder is None:
         return None
+    key = (ctx.embedder.name, text)
+    hit = _QUERIES.get(key, _MISS)
+    if hit is not _MISS:
+        return hit  # type: ignore[return-value]
     vec = np.asarray(ctx.embedder.embed([text]), dtype=np.float32)[0]
-    return vec if float(np.dot(vec, vec)) > 0 else None
+    out = vec if float(np.dot(vec, vec)) > 0 else None
+    if out is not None:
+        out.flags.writeable = False
+    with _LOCK:
+        _QUERIES[key] = out
+        while len(_QUERIES) > MAX_QUERIES:
+            _QUERIES.popitem(last=False)
+    return out
+
+
+_QUERIES: OrderedDict[tuple[str, str], np.ndarray | None] = OrderedDict()
+_MISS = object()
+_LOCK = threading.Lock()
+MAX_QUERIES = 1024
+
+
+def forget_queries() -> None:
+    """Drop the kept query vectors (an erasure: a question may hold the user's words)."""
+    with _LOCK:
+        _QUERIES.clear()
 
 
 def dense(ctx: Context, user_id: str, query: np.ndarray, depth: int, wanted: Collection[tuple[str, str]],
