@@ -41,6 +41,14 @@ def turns(n: int, seed: int = 1) -> list[str]:
     return out
 
 
+@pytest.fixture(autouse=True)
+def graph_lane_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The graph lane is off by default (bench/results/recall.md); its saved graph is tested with it on."""
+    from markmem.read import fuse, search
+
+    monkeypatch.setattr(search, "DEFAULT", fuse.Recipe(graph_depth=10))
+
+
 def open_mem(repo: Path) -> Memory:
     return Memory(repo, pii_engine="regex", vector_model="builtin", background=False)
 
@@ -209,7 +217,8 @@ SCRIPT = textwrap.dedent("""
     import json, sys
     from markmem import Memory
     from markmem.index import lexicon, lexstore
-    from markmem.read import graphstore
+    from markmem.read import fuse, graphstore, search
+    search.DEFAULT = fuse.Recipe(graph_depth=10)  # the graph lane on, so its saved graph is read too
     if sys.argv[2] == "rebuild":
         lexstore.SAVE = graphstore.SAVE = False
     loads = []
