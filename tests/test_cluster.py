@@ -126,7 +126,7 @@ def test_takeover_skips_entries_a_dead_worker_already_appended(tmp_path: Path, d
         backend = mem._cluster
         shard = backend.shard_of("erin")
         ctx = backend.shards.ctx(shard)
-        entries = intake.take(backend.conn(), shard, 100)
+        entries = intake.take(backend.conn(), shard, 100, ctx.codec)
         pipeline.store(ctx, entries[:3])  # what the dead worker got done
         reports = mem.flush()
     assert sum(r.entries for r in reports) == 5

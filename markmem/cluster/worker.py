@@ -72,7 +72,7 @@ def compile_shard(conn: Any, ctx: Context, remote: str | None) -> list[CompileRe
     pipeline.recover(ctx)  # a dead holder's written-but-uncommitted batch, raw past the checkpoint
     reports: list[CompileReport] = []
     while True:
-        entries = intake.take(conn, shard, ctx.settings.batch_size)
+        entries = intake.take(conn, shard, ctx.settings.batch_size, ctx.codec)
         if entries:
             have = present_ids(ctx, entries)
             pipeline.store(ctx, [e for e in entries if e.id not in have])

@@ -68,6 +68,7 @@ class SplitCache(Cache):
             if inode is None:
                 return self._empty
             shard = Cache(path)
+            _complete(shard)
             self._remember(user_id, shard, inode)
             return shard
 
@@ -92,9 +93,7 @@ class SplitCache(Cache):
         if shard is self._empty:
             path = self.file_of(user_id)
             shard = Cache(path)
-            shard.db.executescript(schema.DDL)  # IF NOT EXISTS throughout: safe against a racing process
-            shard.set_meta("layout", "user")
-            shard.set_meta("schema", str(schema.VERSION))
+            _create(shard)
             self.db.execute("INSERT OR IGNORE INTO shards(user_id) VALUES (?)", (user_id,))
             with self._lock:
                 self._remember(user_id, shard, os.stat(path).st_ino)
@@ -270,3 +269,21 @@ def _by(items: Iterable[T], key: Any) -> Iterator[tuple[Any, list[T]]]:
     for item in items:
         groups.setdefault(key(item), []).append(item)
     return iter(groups.items())
+
+
+def _create(shard: Cache) -> None:
+    shard.db.executescript(schema.DDL)  # IF NOT EXISTS throughout: safe against a racing process
+    shard.set_meta("layout", "user")
+    shard.set_meta("schema", str(schema.VERSION))  # last: a file without it was left half made
+
+
+def _complete(shard: Cache) -> None:
+    """A user file a killed process created before its schema was written (kill -9 between the
+    file's creation and the last statement of ``_create``): finish it, instead of failing every
+    later write and read of that user with 'no such table'."""
+    try:
+        done = shard.db.execute("SELECT 1 FROM meta WHERE key = 'schema'").fetchone() is not None
+    except sqlite3.OperationalError:
+        done = False
+    if not done:
+        _create(shard)

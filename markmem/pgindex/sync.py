@@ -78,20 +78,29 @@ def add_turns(conn: Any, entries: Iterable[RawEntry]) -> int:
 
 
 _TYPES = ("text", "text", "text", "text", "text", "text", "text", "text", "text", "text", "text", "boolean", "text")
-_ADD = (
-    "WITH g AS (INSERT INTO mm_user_gen(user_id, added) VALUES (%s, %s) ON CONFLICT (user_id) "
-    "DO UPDATE SET added = mm_user_gen.added + excluded.added RETURNING user_id) "
+_ADD_GEN = ("g AS (INSERT INTO mm_user_gen(user_id, added) VALUES (%s, %s) ON CONFLICT (user_id) "
+            "DO UPDATE SET added = mm_user_gen.added + excluded.added RETURNING user_id)")
+_ADD_TURNS = (
     "INSERT INTO mm_turns(user_id, id, seq, " + ", ".join(TURN_COLS) + ", in_repo) "
     "SELECT g.user_id, x.id, nextval('mm_seq'), " + ", ".join(f"x.{c}" for c in TURN_COLS) + ", false "
     "FROM g, unnest(%s::text[], " + ", ".join(f"%s::{t}[]" for t in _TYPES) + ") WITH ORDINALITY "
     "AS x(id, " + ", ".join(TURN_COLS) + ", n) ORDER BY x.n ON CONFLICT (user_id, id) DO NOTHING"
 )
+_ADD = f"WITH {_ADD_GEN} {_ADD_TURNS}"
+
+
+def add_statement(uid: str, es: Sequence[RawEntry]) -> tuple[str, str, list[Any]]:
+    """``add_turns`` for one user as parts of one statement: (its CTE, its final INSERT, their
+    parameters), for a caller that sends its own CTEs with them (the cluster's intake: one
+    round trip, one commit). The generation row is locked before the turns take their ``seq``."""
+    rows = [turn_row(e, False) for e in es]
+    cols = [list(c) for c in zip(*rows, strict=True)]
+    return _ADD_GEN, _ADD_TURNS, [validate_user_id(uid), len(es), [e.id for e in es], *cols]
 
 
 def _add(conn: Any, uid: str, es: list[RawEntry]) -> int:
-    rows = [turn_row(e, False) for e in es]
-    cols = [list(c) for c in zip(*rows, strict=True)]
-    return max(conn.execute(_ADD, (uid, len(es), [e.id for e in es], *cols)).rowcount, 0)
+    _cte, _insert, params = add_statement(uid, es)
+    return max(conn.execute(_ADD, params).rowcount, 0)
 
 
 # -- after a compile, a forget, or reindex ------------------------------------------------------
