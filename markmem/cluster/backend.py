@@ -18,7 +18,7 @@ from ..ids import validate_user_id
 from ..model import AddResult, Claim, CompileReport, Hit, Pack, Page, RawEntry
 from ..read.request import SearchArgs
 from ..write import pipeline
-from . import erasure, index_port, intake, layout
+from . import erasure, index_port, intake, layout, repos
 from .lease import Leases, holders
 from .shards import ShardSet
 from .worker import Worker
@@ -157,6 +157,27 @@ class ClusterBackend:
     def users(self, contains: str | None) -> list[dict[str, Any]]:
         rows = [u for n in range(self.shards.count) for u in inspect.users(self.shards.ctx(n), contains)]
         return sorted(rows, key=lambda u: u["user_id"])
+
+    # -- repo-level work across the shards (cluster/repos.py) ---------------------------------
+    def review(self, user_id: str | None) -> list[dict[str, Any]]:
+        return repos.review_items(self.shards, user_id, None if user_id is None else self.shard_of(user_id))
+
+    def review_show(self, item_id: str) -> dict[str, Any]:
+        return repos.review_show(self.shards, item_id)
+
+    def review_decide(self, item_id: str, decision: str, text: str | None) -> dict[str, Any]:
+        return repos.review_decide(self.shards, self.url, self.conn(), item_id, decision, text)  # type: ignore[no-any-return]
+
+    def lint(self, fix: bool, progress: Any) -> Any:
+        return repos.lint(self.shards, self.url, self.conn(), fix, progress)
+
+    def export(self, user_id: str | None, to: str, path: Any, progress: Any) -> Any:
+        if to == "access" and user_id is None:
+            from ..errors import InvalidInput
+
+            raise InvalidInput("an access export is of one user: pass user_id", field="user_id")
+        shard = None if user_id is None else self.shard_of(user_id)
+        return repos.export(self.shards, shard, user_id, to, path, progress)
 
     # -- erasure ---------------------------------------------------------------------------
     def forget(self, user_id: str, mode: str, dry_run: bool) -> Any:
