@@ -69,6 +69,35 @@ def pending(url: str) -> int:
     return int(row[0]) if row else 0
 
 
+PGDATA: list[Path] = []  # the server's data folder (its postmaster.pid), set by main()
+CPU: dict[str, float] = {}  # CPU ms per message, by part: the arithmetic at the end
+
+
+def proc_cpu(pid: int, children: bool = False) -> float:
+    """CPU seconds of a live process (user + system; with ``children``, its waited-for ones too)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError):
+        return 0.0
+    ticks = int(fields[11]) + int(fields[12]) + (int(fields[13]) + int(fields[14]) if children else 0)
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def pg_cpu() -> float:
+    """CPU seconds of the whole PostgreSQL server so far: the postmaster, its exited children
+    (backends of closed connections) and its live ones."""
+    master = int((PGDATA[0] / "postmaster.pid").read_text().split()[0])
+    total = proc_cpu(master, children=True)
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == master:
+            total += proc_cpu(int(stat.parent.name))
+    return total
+
+
 def bench_add(tmp: Path, admin: str, n: int) -> None:
     emb = Memory(tmp / "add-embedded", **FAST)  # type: ignore[arg-type]
     rng = random.Random(1)
@@ -89,14 +118,19 @@ def bench_add(tmp: Path, admin: str, n: int) -> None:
         mem.add("warm up the gate", user_id="warm")
         times, split = [], []
         backend = mem._cluster
+        cpu0, pg0 = time.process_time(), pg_cpu()
         for i in range(n):
             text, user = message(rng, i), f"u{i % 100}"
             t = time.perf_counter()
             mem.add(text, user_id=user)
             times.append((time.perf_counter() - t) * 1000)
-            if i % 10 == 0:
-                split.append(_parts(backend, text, user))
+        cpu, pg = (time.process_time() - cpu0) * 1000 / n, (pg_cpu() - pg0) * 1000 / n
+        for i in range(0, n, 10):
+            split.append(_parts(backend, message(rng, i), f"u{i % 100}"))
         mem.close()
+        if gate == "regex" and durable:
+            CPU.update({"add, replica": cpu, "add, PostgreSQL": pg})
+        print(f"  CPU per add: replica {cpu:.2f} ms, PostgreSQL {pg:.2f} ms")
         print("  of which: " + ", ".join(f"{k} p50 {pct([p[k] for p in split], 50):.2f} ms" for k in split[0]))
         commit = "durable commit" if durable else "synchronous_commit=off"
         print(f"add through PostgreSQL ({gate} gate, {commit}, index {index_port.NAME}): n={n} "
@@ -157,12 +191,16 @@ def bench_compile(tmp: Path, admin: str, n: int, users: int) -> None:
     emb = Memory(tmp / "embedded", **FAST)  # type: ignore[arg-type]
     load(emb, 50, users)
     emb.flush()
+    t = time.process_time()
     load(emb, n, users)
-    t = time.perf_counter()
+    add_cpu = (time.process_time() - t) * 1000 / n
+    t, cpu0 = time.perf_counter(), time.process_time()
     emb.flush()
     base = n / (time.perf_counter() - t)
+    cpu = (time.process_time() - cpu0) * 1000 / n
     emb.close()
-    print(f"compile, embedded backend (one repo, flush): {n} entries, {users} users: {base:,.0f} entries/s")
+    print(f"compile, embedded backend (one repo, flush): {n} entries, {users} users: {base:,.0f} entries/s "
+          f"(CPU per entry {cpu:.2f} ms; its add() already did the raw append and cache rows: {add_cpu:.2f} ms)")
     for k in (1, 2):
         url = fresh_db(admin, f"compile_{k}")
         root = tmp / f"compile-{k}"
@@ -172,15 +210,18 @@ def bench_compile(tmp: Path, admin: str, n: int, users: int) -> None:
         procs = workers(url, root, k, once=False)
         while (left := pending(url)) == n:
             time.sleep(0.02)
-        t = time.perf_counter()
+        t, cpu0, pg0 = time.perf_counter(), sum(proc_cpu(p.pid) for p in procs), pg_cpu()
         while pending(url):
             time.sleep(0.02)
         took = time.perf_counter() - t
+        cpu, pg = (sum(proc_cpu(p.pid) for p in procs) - cpu0) * 1000 / left, (pg_cpu() - pg0) * 1000 / left
         for p in procs:
             p.terminate()
             p.wait()
+        if k == 1:
+            CPU.update({"compile, worker": cpu, "compile, PostgreSQL": pg})
         print(f"compile, cluster, {k} worker process(es), 8 shards: {left} entries after the first batch: "
-              f"{left / took:,.0f} entries/s")
+              f"{left / took:,.0f} entries/s (CPU per entry: workers {cpu:.2f} ms, PostgreSQL {pg:.2f} ms)")
     print(f"PostgreSQL index size after compiling (no vectors): {_bytes_per_turn(url, n)}")
     shards_mb = sum(f.stat().st_size for f in (tmp / "compile-2" / "shards").rglob("*") if f.is_file()) / 1e6
     print(f"shard repos (8, with .git and caches): {shards_mb:.1f} MB for {n} entries")
@@ -197,10 +238,10 @@ def _bytes_per_turn(url: str, n: int) -> str:
     return f"{total / 1e6:.1f} MB for {n} entries, {total / n:,.0f} bytes per entry (turns, pages, claims)"
 
 
-def bench_lag(tmp: Path, admin: str, rate: int, seconds: float) -> None:
-    url = fresh_db(admin, "lag")
-    root = tmp / "lag"
-    mem = cluster(root, url)
+def bench_lag(tmp: Path, admin: str, rate: int, seconds: float, shards: int = 8) -> None:
+    url = fresh_db(admin, f"lag_{rate}_{shards}")
+    root = tmp / f"lag-{rate}-{shards}"
+    mem = Memory(root, database_url=url, shards=shards, **FAST)  # type: ignore[arg-type]
     procs = workers(url, root, 2, once=False)
     time.sleep(3)  # workers import and connect
     added: dict[str, float] = {}
@@ -208,30 +249,31 @@ def bench_lag(tmp: Path, admin: str, rate: int, seconds: float) -> None:
     seen: list[float] = []
     stop = threading.Event()
 
-    def watch() -> None:
+    def watch() -> None:  # polls the intake for the ids not yet seen compiled (cheap: a shrinking set)
         import psycopg
 
+        outstanding: set[str] = set()
         with psycopg.connect(url, autocommit=True) as conn:
-            while not stop.is_set() or len(compiled) < len(added):
+            while not stop.is_set() or outstanding or len(compiled) < len(added):
+                outstanding.update(r for r in list(added) if r not in compiled)
                 waiting = {r[0] for r in conn.execute("SELECT id FROM markmem_intake").fetchall()}
                 now = time.perf_counter()
-                for rid in list(added):  # a snapshot: feeders add while this runs
-                    if rid not in waiting and rid not in compiled:
-                        compiled[rid] = now
-                time.sleep(0.02)
+                for rid in outstanding - waiting:
+                    compiled[rid] = now
+                outstanding &= waiting
+                time.sleep(0.05)
 
     watcher = threading.Thread(target=watch)
     watcher.start()
     total = int(rate * seconds)
-    feeders = 6  # add() is a few ms: one thread alone cannot keep 300/s on this machine
+    feeders = 6  # add() waits on a commit: one thread alone cannot keep 300/s
     start = time.perf_counter()
+    cpu0, pg0, work0 = time.process_time(), pg_cpu(), sum(proc_cpu(p.pid) for p in procs)
 
     def feed(k: int) -> None:
         rng = random.Random(k)
         for i in range(k, total, feeders):
-            due = start + i / rate
-            while time.perf_counter() < due:
-                time.sleep(0.0005)
+            time.sleep(max(0.0, start + i / rate - time.perf_counter()))
             result = mem.add(message(rng, i) + f" kwlag{i}z", user_id=f"u{i % 500}")
             added[result.ids[0]] = time.perf_counter()
             if i % 50 == 0:  # is it searchable the moment add() returned?
@@ -245,15 +287,31 @@ def bench_lag(tmp: Path, admin: str, rate: int, seconds: float) -> None:
         th.join()
     achieved = total / (time.perf_counter() - start)
     stop.set()
-    watcher.join(timeout=300)
+    watcher.join(timeout=600)
+    wall = time.perf_counter() - start
+    replica, pg = time.process_time() - cpu0, pg_cpu() - pg0
+    work = sum(proc_cpu(p.pid) for p in procs) - work0
     for p in procs:
         p.terminate()
         p.wait()
     mem.close()
     lags = [(compiled[r] - added[r]) * 1000 for r in added if r in compiled]
-    print(f"lag at {achieved:.0f} msg/s for {seconds:.0f} s ({total} adds, 2 workers, 8 shards): searchable on "
-          f"return in {sum(seen):.0f}/{len(seen)} checks; compiled (in git, index synced) p50 {pct(lags, 50):,.0f} ms "
-          f"p95 {pct(lags, 95):,.0f} ms")
+    print(f"lag at {achieved:.0f} msg/s offered for {seconds:.0f} s ({total} adds, 2 workers, {shards} shards): "
+          f"searchable on return in {sum(seen):.0f}/{len(seen)} checks; compiled (in git, index synced) "
+          f"p50 {pct(lags, 50):,.0f} ms p95 {pct(lags, 95):,.0f} ms; drained {wall:.0f} s after the first add; "
+          f"CPU used: replica {replica:.0f} s, workers {work:.0f} s, PostgreSQL {pg:.0f} s "
+          f"({(replica + work + pg) / wall:.2f} cores on average)")
+
+
+def arithmetic(rate: int) -> None:
+    """What ``rate`` msg/s costs in CPU, from this run's per-message figures."""
+    if len(CPU) < 4:
+        return
+    per = sum(CPU.values())
+    parts = ", ".join(f"{k} {v:.2f}" for k, v in CPU.items())
+    print(f"CPU per message, add + compile ({parts}): {per:.2f} ms; at {rate} msg/s: "
+          f"{rate * per / 1000:.2f} cores busy (this machine has {os.cpu_count()}, shared); "
+          f"the most it can take with every core free: {os.cpu_count() * 1000 / per:,.0f} msg/s")
 
 
 def main() -> None:
@@ -263,18 +321,23 @@ def main() -> None:
     ap.add_argument("--entries", type=int, default=4000)
     ap.add_argument("--rate", type=int, default=300)
     ap.add_argument("--seconds", type=float, default=20)
+    ap.add_argument("--lag-rates", default=None, help="comma-separated rates for the lag run (default: --rate)")
+    ap.add_argument("--lag-shards", type=int, default=8)
     args = ap.parse_args()
     parts = args.only or ["add", "compile", "lag"]
     tmp = Path(tempfile.mkdtemp(prefix="markmem-cluster-bench-"))
     tmp.chmod(0o755)
     srv, admin = server(tmp / "pg")
+    PGDATA.append(tmp / "pg" / "data")
     try:
         if "add" in parts:
             bench_add(tmp, admin, args.adds)
         if "compile" in parts:
             bench_compile(tmp, admin, args.entries, 200)
+        arithmetic(args.rate)
         if "lag" in parts:
-            bench_lag(tmp, admin, args.rate, args.seconds)
+            for rate in (args.lag_rates or str(args.rate)).split(","):
+                bench_lag(tmp, admin, int(rate), args.seconds, args.lag_shards)
     finally:
         srv.cleanup()  # type: ignore[attr-defined]
         shutil.rmtree(tmp, ignore_errors=True)

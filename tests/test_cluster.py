@@ -323,3 +323,36 @@ def test_a_replica_with_background_on_compiles_in_its_own_thread(tmp_path: Path,
         wait_drained(database_url, timeout=60)
         assert mem.get("u/kim/profile/job").user_id == "kim"  # type: ignore[union-attr]
     assert added.ids[0] in raw_ids(root)
+
+
+def test_a_worker_skips_recovery_only_when_nobody_held_the_shard_since_its_own_clean_lease(
+        tmp_path: Path, database_url: str) -> None:
+    """Recovery (git status, every raw file against its checkpoint) runs on every lease that may
+    follow someone else's; a worker's next lease of a shard it drained itself skips it."""
+    from markmem.cluster.lease import Leases
+    from markmem.cluster.worker import Worker
+    from tests.conftest import git
+
+    root = tmp_path / "cluster"
+    with open_cluster(root, database_url, shards=1) as mem:
+        backend = mem._cluster
+        work = Worker(backend.shards, database_url)
+        try:
+            mem.add("I live in Lisbon", user_id="ana")
+            assert work.run_once()
+            stray = shard_dir(root, 0) / "wiki" / "u" / "ana" / "note.md"  # left by a process killed mid-write
+            stray.parent.mkdir(parents=True, exist_ok=True)
+            stray.write_text("---\nid: u/ana/note\n---\nhalf written\n")
+            mem.add("I work as a pilot", user_id="ana")
+            assert work.run_once()
+            subjects = git(shard_dir(root, 0), "log", "--format=%s")
+            assert "recover" not in subjects  # no one else held the lease: nothing to recover
+            other = Leases(database_url)
+            with other.held(0, 5):  # a forget or a review decision, say
+                pass
+            other.close()
+            mem.add("I have a cat", user_id="ana")
+            assert work.run_once()
+            assert "markmem: recover an interrupted operation" in git(shard_dir(root, 0), "log", "--format=%s")
+        finally:
+            work.close()

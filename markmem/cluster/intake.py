@@ -29,6 +29,10 @@ CREATE TABLE IF NOT EXISTS markmem_intake (
   added_at timestamptz NOT NULL DEFAULT clock_timestamp()
 );
 CREATE INDEX IF NOT EXISTS markmem_intake_shard ON markmem_intake (shard, seq);
+CREATE TABLE IF NOT EXISTS markmem_lease (
+  shard integer PRIMARY KEY,
+  epoch bigint NOT NULL
+);
 CREATE INDEX IF NOT EXISTS markmem_intake_user ON markmem_intake (user_id);
 """
 

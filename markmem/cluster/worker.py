@@ -37,6 +37,7 @@ class Worker:
         self.only = None if only is None else sorted(set(only))
         self.leases = Leases(url)
         self.conn = psycopg.connect(url, autocommit=True)
+        self._left_clean: dict[int, int] = {}  # shard -> epoch of our lease that drained it cleanly
 
     def run_once(self) -> list[CompileReport]:
         """One pass over the shards with pending intake; shards leased elsewhere are skipped."""
@@ -46,8 +47,11 @@ class Worker:
         for shard in pending:
             if not self.leases.try_take(shard):
                 continue
+            epoch = self.leases.epoch[shard]
             try:
-                reports += compile_shard(self.conn, self.shards.ctx(shard), self.shards.remote(shard))
+                fresh = self._left_clean.pop(shard, None) != epoch - 1  # someone else held it since
+                reports += compile_shard(self.conn, self.shards.ctx(shard), self.shards.remote(shard), fresh)
+                self._left_clean[shard] = epoch
             finally:
                 self.leases.release(shard)
         return reports
@@ -66,10 +70,13 @@ class Worker:
         self.conn.close()
 
 
-def compile_shard(conn: Any, ctx: Context, remote: str | None) -> list[CompileReport]:
-    """Drain one shard (the caller holds its lease)."""
+def compile_shard(conn: Any, ctx: Context, remote: str | None, recover: bool = True) -> list[CompileReport]:
+    """Drain one shard (the caller holds its lease). ``recover``: finish what a dead holder left
+    (a written-but-uncommitted batch, raw past the checkpoint); a worker skips it when its own
+    previous lease drained the shard and nobody has held the lease since (``Leases.epoch``)."""
     shard = int(ctx.root.name)
-    pipeline.recover(ctx)  # a dead holder's written-but-uncommitted batch, raw past the checkpoint
+    if recover:
+        pipeline.recover(ctx)
     reports: list[CompileReport] = []
     while True:
         entries = intake.take(conn, shard, ctx.settings.batch_size, ctx.codec)
