@@ -91,6 +91,8 @@ def compile_shard(conn: Any, ctx: Context, remote: str | None, recover: bool = T
             intake.done(conn, [e.id for e in entries])
             index_port.sync_users(conn, ctx, sorted({e.user_id for e in entries}))
         push(ctx, remote)
+        if len(entries) < ctx.settings.batch_size:
+            break  # drained for now: no second look (a query, an empty compile) until the next pass
     return reports
 
 
