@@ -274,16 +274,14 @@ def _by(items: Iterable[T], key: Any) -> Iterator[tuple[Any, list[T]]]:
 def _create(shard: Cache) -> None:
     shard.db.executescript(schema.DDL)  # IF NOT EXISTS throughout: safe against a racing process
     shard.set_meta("layout", "user")
-    shard.set_meta("schema", str(schema.VERSION))  # last: a file without it was left half made
+    shard.set_meta("schema", str(schema.VERSION))
 
 
 def _complete(shard: Cache) -> None:
-    """A user file a killed process created before its schema was written (kill -9 between the
-    file's creation and the last statement of ``_create``): finish it, instead of failing every
-    later write and read of that user with 'no such table'."""
-    try:
-        done = shard.db.execute("SELECT 1 FROM meta WHERE key = 'schema'").fetchone() is not None
-    except sqlite3.OperationalError:
-        done = False
-    if not done:
+    """A user file a killed process created before its tables were written (kill -9 between the
+    file's creation and ``_create``): create them, instead of failing every later write and read
+    of that user with 'no such table'. A file with its tables but no schema version yet is left
+    alone: a bulk rebuild writes the version last, and may be mid-way in another connection."""
+    row = shard.db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'raw'").fetchone()
+    if row is None:
         _create(shard)
