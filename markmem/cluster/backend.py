@@ -18,7 +18,7 @@ from ..ids import validate_user_id
 from ..model import AddResult, Claim, CompileReport, Hit, Pack, Page, RawEntry
 from ..read.request import SearchArgs
 from ..write import pipeline
-from . import erasure, index_port, intake, layout
+from . import erasure, index_port, intake, layout, repos
 from .lease import Leases, holders
 from .shards import ShardSet
 from .worker import Worker
@@ -52,12 +52,20 @@ class ClusterBackend:
                                             daemon=True)
             self._thread.start()
 
-    def conn(self) -> Any:
-        conn = getattr(self._local, "conn", None)
+    def conn(self, use: str = "conn") -> Any:
+        """This thread's connection (autocommit). ``use="add"``: the one add() commits on, which
+        waits for the WAL flush unless ``durable_add`` is off (``synchronous_commit = off``:
+        see docs/DEPLOY.md for exactly what that can lose)."""
+        if use == "add" and self.settings.durable_add:
+            use = "conn"
+        conn = getattr(self._local, use, None)
         if conn is None or conn.closed:
             import psycopg
 
-            conn = self._local.conn = psycopg.connect(self.url, autocommit=True)
+            conn = psycopg.connect(self.url, autocommit=True)
+            if use == "add":
+                conn.execute("SET synchronous_commit = off")
+            setattr(self._local, use, conn)
             with self._conns_lock:
                 self._conns.append(conn)
         return conn
@@ -67,12 +75,12 @@ class ClusterBackend:
 
     # -- write -----------------------------------------------------------------------------
     def add(self, messages: Any, user_id: str, **kwargs: Any) -> AddResult:
-        """Gate on this replica, then intake row + index turns in one transaction."""
+        """Gate on this replica, then the intake rows and the index's turn rows in one statement."""
         entries, result = pipeline.prepare(self.shards.any(), messages, user_id, **kwargs)
-        conn = self.conn()
-        with conn.transaction():
-            intake.insert(conn, self.shard_of(user_id), entries)
-            index_port.add_turns(conn, entries)
+        shard = self.shard_of(user_id)
+        if entries:  # one statement on an autocommit connection: one round trip, one commit
+            intake.insert(self.conn("add"), shard, user_id, entries, self.shards.codec(shard),
+                          then=index_port.add_statement(user_id, entries))
         return result
 
     def flush(self) -> list[CompileReport]:
@@ -114,7 +122,8 @@ class ClusterBackend:
         if user_id is None and ident.startswith("u/"):
             user_id = ident.split("/")[1]
         if ident.startswith("r-"):
-            pending = intake.get(self.conn(), ident)  # accepted, not yet compiled
+            # accepted, not yet compiled: opened with the codec of its user's shard
+            pending = intake.get(self.conn(), ident, lambda u: self.shards.codec(self.shard_of(u)))
             if pending is not None and user_id in (None, pending.user_id):
                 return pending
         shards = range(self.shards.count) if user_id is None else [self.shard_of(user_id)]
@@ -148,6 +157,27 @@ class ClusterBackend:
     def users(self, contains: str | None) -> list[dict[str, Any]]:
         rows = [u for n in range(self.shards.count) for u in inspect.users(self.shards.ctx(n), contains)]
         return sorted(rows, key=lambda u: u["user_id"])
+
+    # -- repo-level work across the shards (cluster/repos.py) ---------------------------------
+    def review(self, user_id: str | None) -> list[dict[str, Any]]:
+        return repos.review_items(self.shards, user_id, None if user_id is None else self.shard_of(user_id))
+
+    def review_show(self, item_id: str) -> dict[str, Any]:
+        return repos.review_show(self.shards, item_id)
+
+    def review_decide(self, item_id: str, decision: str, text: str | None) -> dict[str, Any]:
+        return repos.review_decide(self.shards, self.url, self.conn(), item_id, decision, text)  # type: ignore[no-any-return]
+
+    def lint(self, fix: bool, progress: Any) -> Any:
+        return repos.lint(self.shards, self.url, self.conn(), fix, progress)
+
+    def export(self, user_id: str | None, to: str, path: Any, progress: Any) -> Any:
+        if to == "access" and user_id is None:
+            from ..errors import InvalidInput
+
+            raise InvalidInput("an access export is of one user: pass user_id", field="user_id")
+        shard = None if user_id is None else self.shard_of(user_id)
+        return repos.export(self.shards, shard, user_id, to, path, progress)
 
     # -- erasure ---------------------------------------------------------------------------
     def forget(self, user_id: str, mode: str, dry_run: bool) -> Any:

@@ -1,4 +1,4 @@
-"""The derived PostgreSQL index (``markmem.pgindex``) as cluster mode calls it: five calls, so the
+"""The derived PostgreSQL index (``markmem.pgindex``) as cluster mode calls it: the calls below, so the
 write side names the index in one place (``schema.ensure``, ``sync.add_turns``,
 ``sync.sync_users``, ``sync.delete_user``, ``search.search``)."""
 
@@ -23,6 +23,11 @@ def ensure(conn: Any) -> None:
 def add_turns(conn: Any, entries: Sequence[RawEntry]) -> None:
     """In the caller's transaction: read-your-writes on every replica."""
     sync.add_turns(conn, entries)
+
+
+def add_statement(user_id: str, entries: Sequence[RawEntry]) -> tuple[str, str, list[Any]]:
+    """``add_turns`` as parts of the caller's one statement (intake.insert's ``then``)."""
+    return sync.add_statement(user_id, entries)
 
 
 def sync_users(conn: Any, ctx: Context, user_ids: Sequence[str]) -> None:

@@ -22,10 +22,22 @@ class Leases:
         import psycopg
 
         self._conn = psycopg.connect(url, autocommit=True)
+        self.epoch: dict[int, int] = {}  # shard -> the epoch of this object's latest lease
 
     def try_take(self, shard: int) -> bool:
         row = self._conn.execute("SELECT pg_try_advisory_lock(%s, %s)", (LEASE_CLASS, shard)).fetchone()
-        return row is not None and bool(row[0])
+        if row is None or not row[0]:
+            return False
+        self._bump(shard)
+        return True
+
+    def _bump(self, shard: int) -> None:
+        """Count the shard's leases: every holder (worker, forget, review decision) takes the next
+        epoch, so a worker whose last lease was the one before knows nobody held it since."""
+        row = self._conn.execute("INSERT INTO markmem_lease (shard, epoch) VALUES (%s, 1) ON CONFLICT (shard) "
+                                 "DO UPDATE SET epoch = markmem_lease.epoch + 1 RETURNING epoch", (shard,)).fetchone()
+        assert row is not None
+        self.epoch[shard] = int(row[0])
 
     def release(self, shard: int) -> None:
         self._conn.execute("SELECT pg_advisory_unlock(%s, %s)", (LEASE_CLASS, shard))
@@ -43,6 +55,7 @@ class Leases:
         finally:
             self._conn.execute("SET lock_timeout = 0")
         try:
+            self._bump(shard)
             yield
         finally:
             self.release(shard)

@@ -14,6 +14,7 @@ from ..config import Settings
 from ..context import Context
 from ..errors import RepoError
 from ..setup import build_context, sync_cache
+from ..store.codec import Codec
 from .layout import remote_url, shard_dir
 
 
@@ -28,13 +29,22 @@ class ShardSet:
 
     def ctx(self, shard: int) -> Context:
         """The shard's context, brought up to date with commits other processes made."""
+        ctx, built = self._get(shard)
+        if not built:
+            sync_cache(ctx)
+        return ctx
+
+    def codec(self, shard: int) -> Codec:
+        """How the shard seals a user's content (its keys when encryption is on); no git work."""
+        return self._get(shard)[0].codec
+
+    def _get(self, shard: int) -> tuple[Context, bool]:
         with self._lock:
             ctx = self._open.get(shard)
             if ctx is None:
                 ctx = self._open[shard] = self._build(shard)
-                return ctx
-        sync_cache(ctx)
-        return ctx
+                return ctx, True
+        return ctx, False
 
     def _build(self, shard: int) -> Context:
         path = shard_dir(self.root, shard)

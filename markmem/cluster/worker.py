@@ -37,6 +37,7 @@ class Worker:
         self.only = None if only is None else sorted(set(only))
         self.leases = Leases(url)
         self.conn = psycopg.connect(url, autocommit=True)
+        self._left_clean: dict[int, int] = {}  # shard -> epoch of our lease that drained it cleanly
 
     def run_once(self) -> list[CompileReport]:
         """One pass over the shards with pending intake; shards leased elsewhere are skipped."""
@@ -46,8 +47,11 @@ class Worker:
         for shard in pending:
             if not self.leases.try_take(shard):
                 continue
+            epoch = self.leases.epoch[shard]
             try:
-                reports += compile_shard(self.conn, self.shards.ctx(shard), self.shards.remote(shard))
+                fresh = self._left_clean.pop(shard, None) != epoch - 1  # someone else held it since
+                reports += compile_shard(self.conn, self.shards.ctx(shard), self.shards.remote(shard), fresh)
+                self._left_clean[shard] = epoch
             finally:
                 self.leases.release(shard)
         return reports
@@ -66,13 +70,16 @@ class Worker:
         self.conn.close()
 
 
-def compile_shard(conn: Any, ctx: Context, remote: str | None) -> list[CompileReport]:
-    """Drain one shard (the caller holds its lease)."""
+def compile_shard(conn: Any, ctx: Context, remote: str | None, recover: bool = True) -> list[CompileReport]:
+    """Drain one shard (the caller holds its lease). ``recover``: finish what a dead holder left
+    (a written-but-uncommitted batch, raw past the checkpoint); a worker skips it when its own
+    previous lease drained the shard and nobody has held the lease since (``Leases.epoch``)."""
     shard = int(ctx.root.name)
-    pipeline.recover(ctx)  # a dead holder's written-but-uncommitted batch, raw past the checkpoint
+    if recover:
+        pipeline.recover(ctx)
     reports: list[CompileReport] = []
     while True:
-        entries = intake.take(conn, shard, ctx.settings.batch_size)
+        entries = intake.take(conn, shard, ctx.settings.batch_size, ctx.codec)
         if entries:
             have = present_ids(ctx, entries)
             pipeline.store(ctx, [e for e in entries if e.id not in have])
@@ -84,6 +91,8 @@ def compile_shard(conn: Any, ctx: Context, remote: str | None) -> list[CompileRe
             intake.done(conn, [e.id for e in entries])
             index_port.sync_users(conn, ctx, sorted({e.user_id for e in entries}))
         push(ctx, remote)
+        if len(entries) < ctx.settings.batch_size:
+            break  # drained for now: no second look (a query, an empty compile) until the next pass
     return reports
 
 

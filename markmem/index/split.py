@@ -68,6 +68,7 @@ class SplitCache(Cache):
             if inode is None:
                 return self._empty
             shard = Cache(path)
+            _complete(shard)
             self._remember(user_id, shard, inode)
             return shard
 
@@ -92,9 +93,7 @@ class SplitCache(Cache):
         if shard is self._empty:
             path = self.file_of(user_id)
             shard = Cache(path)
-            shard.db.executescript(schema.DDL)  # IF NOT EXISTS throughout: safe against a racing process
-            shard.set_meta("layout", "user")
-            shard.set_meta("schema", str(schema.VERSION))
+            _create(shard)
             self.db.execute("INSERT OR IGNORE INTO shards(user_id) VALUES (?)", (user_id,))
             with self._lock:
                 self._remember(user_id, shard, os.stat(path).st_ino)
@@ -270,3 +269,19 @@ def _by(items: Iterable[T], key: Any) -> Iterator[tuple[Any, list[T]]]:
     for item in items:
         groups.setdefault(key(item), []).append(item)
     return iter(groups.items())
+
+
+def _create(shard: Cache) -> None:
+    shard.db.executescript(schema.DDL)  # IF NOT EXISTS throughout: safe against a racing process
+    shard.set_meta("layout", "user")
+    shard.set_meta("schema", str(schema.VERSION))
+
+
+def _complete(shard: Cache) -> None:
+    """A user file a killed process created before its tables were written (kill -9 between the
+    file's creation and ``_create``): create them, instead of failing every later write and read
+    of that user with 'no such table'. A file with its tables but no schema version yet is left
+    alone: a bulk rebuild writes the version last, and may be mid-way in another connection."""
+    row = shard.db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'raw'").fetchone()
+    if row is None:
+        _create(shard)

@@ -15,9 +15,9 @@ statistics are per user, as in ``cache_layout="split"``. Nothing here ranks with
 How the cluster side calls it (every function takes a psycopg 3 connection)::
 
     schema.ensure(conn)                                # at startup, idempotent, any replica
-    with conn.transaction():                           # add(): the intake row and the index rows
-        ...insert the intake row...                    # commit together (read-your-writes)
-        sync.add_turns(conn, gated_entries)
+    cte, insert, params = sync.add_statement(uid, es)  # add(): the caller's intake CTE and these
+    conn.execute(f"WITH <intake CTE>, {cte} {insert}", ...)  # in ONE statement, one commit
+    sync.add_turns(conn, gated_entries)                # or alone, in the caller's transaction
     sync.sync_users(conn, shard_root, user_ids, embedder=e)  # after a compile or a forget
     sync.reindex(conn, shard_root, also=users_of_shard)      # `markmem reindex`, per shard
     sync.delete_user(conn, user_id); sync.user_rows(conn, user_id)  # forget, verify-erasure

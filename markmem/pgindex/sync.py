@@ -2,7 +2,7 @@
 
 Every function runs in the caller's connection, inside ``conn.transaction()`` (a savepoint when
 the caller has a transaction open, so an ``add_turns`` commits with the caller's intake row).
-A user's generation row is locked first (``_lock_user``): adds, syncs and deletes of one user
+A user's generation row is locked first (``_lock_users``, and add's ``_ADD_GEN``): adds, syncs and deletes of one user
 take turns, and a user's turns commit in ``seq`` order.
 """
 
@@ -54,14 +54,6 @@ def entry_of(user_id: str, ident: str, row: Sequence[Any]) -> RawEntry:
                     metadata=json.loads(meta or "{}"), quarantined=quarantined, path=path)
 
 
-def _lock_user(conn: Any, user_id: str) -> tuple[int, int, int, int, int]:
-    """The user's generation row, created if need be and locked until the transaction ends."""
-    conn.execute("INSERT INTO mm_user_gen(user_id) VALUES (%s) ON CONFLICT (user_id) DO NOTHING", (user_id,))
-    row = conn.execute("SELECT born, rev, added, touch, claims_rev FROM mm_user_gen WHERE user_id = %s FOR UPDATE",
-                       (user_id,)).fetchone()
-    return tuple(int(v) for v in row)  # type: ignore[return-value]
-
-
 # -- add() ------------------------------------------------------------------------------------
 def add_turns(conn: Any, entries: Iterable[RawEntry]) -> int:
     """Index gated raw entries (not yet compiled, not yet in a repo file) in the caller's
@@ -78,37 +70,49 @@ def add_turns(conn: Any, entries: Iterable[RawEntry]) -> int:
 
 
 _TYPES = ("text", "text", "text", "text", "text", "text", "text", "text", "text", "text", "text", "boolean", "text")
-_ADD = (
-    "WITH g AS (INSERT INTO mm_user_gen(user_id, added) VALUES (%s, %s) ON CONFLICT (user_id) "
-    "DO UPDATE SET added = mm_user_gen.added + excluded.added RETURNING user_id) "
+_ADD_GEN = ("g AS (INSERT INTO mm_user_gen(user_id, added) VALUES (%s, %s) ON CONFLICT (user_id) "
+            "DO UPDATE SET added = mm_user_gen.added + excluded.added RETURNING user_id)")
+_ADD_TURNS = (
     "INSERT INTO mm_turns(user_id, id, seq, " + ", ".join(TURN_COLS) + ", in_repo) "
     "SELECT g.user_id, x.id, nextval('mm_seq'), " + ", ".join(f"x.{c}" for c in TURN_COLS) + ", false "
     "FROM g, unnest(%s::text[], " + ", ".join(f"%s::{t}[]" for t in _TYPES) + ") WITH ORDINALITY "
     "AS x(id, " + ", ".join(TURN_COLS) + ", n) ORDER BY x.n ON CONFLICT (user_id, id) DO NOTHING"
 )
+_ADD = f"WITH {_ADD_GEN} {_ADD_TURNS}"
+
+
+def add_statement(uid: str, es: Sequence[RawEntry]) -> tuple[str, str, list[Any]]:
+    """``add_turns`` for one user as parts of one statement: (its CTE, its final INSERT, their
+    parameters), for a caller that sends its own CTEs with them (the cluster's intake: one
+    round trip, one commit). The generation row is locked before the turns take their ``seq``."""
+    rows = [turn_row(e, False) for e in es]
+    cols = [list(c) for c in zip(*rows, strict=True)]
+    return _ADD_GEN, _ADD_TURNS, [validate_user_id(uid), len(es), [e.id for e in es], *cols]
 
 
 def _add(conn: Any, uid: str, es: list[RawEntry]) -> int:
-    rows = [turn_row(e, False) for e in es]
-    cols = [list(c) for c in zip(*rows, strict=True)]
-    return max(conn.execute(_ADD, (uid, len(es), [e.id for e in es], *cols)).rowcount, 0)
+    _cte, _insert, params = add_statement(uid, es)
+    return max(conn.execute(_ADD, params).rowcount, 0)
 
 
 # -- after a compile, a forget, or reindex ------------------------------------------------------
 def sync_users(conn: Any, repo_root: str | Path, user_ids: Iterable[str], *, codec: Codec | None = None,
-               embedder: Embedder | None = None) -> dict[str, dict[str, int]]:
+               embedder: Embedder | None = None, chunk: int = 200) -> dict[str, dict[str, int]]:
     """Bring the index up to date for these users from one shard repo's files (raw turns with
     their checkpoint and review decisions; pages and claims). Turns still in intake (added, not
     yet in a file) are kept. A user left with nothing is deleted. With ``embedder``, units
-    without a stored vector of that model are embedded. Returns what changed, per user."""
+    without a stored vector of that model are embedded. Returns what changed, per user.
+
+    ``chunk`` users at a time, in one transaction: their generation rows locked in user order,
+    then a handful of statements for all of them (``_sync_many``), not a dozen per user."""
     root = Path(repo_root)
     codec = codec or PlainCodec()
     ops = _review_ops(root)
-    out = {}
-    for uid in sorted(set(user_ids)):
-        validate_user_id(uid)
+    uids = sorted({validate_user_id(u) for u in user_ids})
+    out: dict[str, dict[str, int]] = {}
+    for j in range(0, len(uids), chunk):
         with conn.transaction():
-            out[uid] = _sync_one(conn, root, uid, codec, ops, embedder)
+            out.update(_sync_many(conn, root, uids[j:j + chunk], codec, ops, embedder))
     return out
 
 
@@ -179,53 +183,109 @@ def _file_turns(root: Path, uid: str, codec: Codec, ops: dict[str, str | None]) 
     return out
 
 
-def _sync_one(conn: Any, root: Path, uid: str, codec: Codec, ops: dict[str, str | None],
-              embedder: Embedder | None) -> dict[str, int]:
-    _lock_user(conn, uid)
-    files = _file_turns(root, uid, codec, ops)
-    have = {r[0]: (tuple(r[1:14]), r[14]) for r in conn.execute(
-        "SELECT id, " + ", ".join(TURN_COLS) + ", in_repo FROM mm_turns WHERE user_id = %s", (uid,))}
-    in_files = {i for i, _ in files}
-    gone = [i for i, (_row, in_repo) in have.items() if in_repo and i not in in_files]
-    new = [(i, row) for i, row in files if i not in have]
-    changed = [(i, row) for i, row in files if i in have and (have[i][0] != row or not have[i][1])]
-    stats = {"deleted": len(gone), "added": len(new), "changed": len(changed)}
-    with conn.cursor() as cur:
-        if gone:
-            cur.execute("DELETE FROM mm_turns WHERE user_id = %s AND id = ANY(%s)", (uid, gone))
-        if new:
-            cur.executemany(_INSERT_TURN, [(uid, i, *row, True) for i, row in new])
-        if changed:
-            touch = _touch_next(conn, uid)
-            sets = ", ".join(f"{c} = %s" for c in TURN_COLS)
-            cur.executemany(f"UPDATE mm_turns SET {sets}, in_repo = true, touched = %s WHERE user_id = %s AND id = %s",
-                            [(*row, touch, uid, i) for i, row in changed])
-    stats["claims"] = _sync_pages(conn, root, uid, codec)
-    if not files and _empty(conn, uid):
+def _sync_many(conn: Any, root: Path, uids: list[str], codec: Codec, ops: dict[str, str | None],
+               embedder: Embedder | None) -> dict[str, dict[str, int]]:
+    touch = _lock_users(conn, uids)
+    have = _grouped(conn, "SELECT user_id, id, " + ", ".join(TURN_COLS) + ", in_repo FROM mm_turns "
+                    "WHERE user_id = ANY(%s)", uids)
+    old_pages = _grouped(conn, f"SELECT user_id, {PAGE_COLS} FROM mm_pages WHERE user_id = ANY(%s) "
+                         "ORDER BY user_id, id", uids)
+    old_claims = _grouped(conn, f"SELECT user_id, {CLAIM_COLS} FROM mm_claims WHERE user_id = ANY(%s) "
+                          "ORDER BY user_id, pos", uids)
+    plan = _Plan()
+    stats = {u: plan.user(root, u, codec, ops, have.get(u, []), old_pages.get(u, []), old_claims.get(u, []),
+                          touch[u]) for u in uids}
+    plan.apply(conn)
+    for uid in plan.empty:
         delete_user(conn, uid)
-        return stats
-    conn.execute("UPDATE mm_user_gen SET rev = rev + %s, added = added + %s, touch = touch + %s, "
-                 "claims_rev = claims_rev + %s WHERE user_id = %s",
-                 (int(bool(gone)), len(new), int(bool(changed)), int(stats["claims"] > 0), uid))
-    _prune_vectors(conn, uid)
+    live = [u for u in uids if u not in plan.empty]
+    _prune_vectors(conn, live)
     if embedder is not None:
-        stats["embedded"] = embed_missing(conn, uid, embedder)
+        for uid in live:
+            stats[uid]["embedded"] = embed_missing(conn, uid, embedder)
     return stats
 
 
-def _touch_next(conn: Any, uid: str) -> int:
-    return int(conn.execute("SELECT touch + 1 FROM mm_user_gen WHERE user_id = %s", (uid,)).fetchone()[0])
+def _lock_users(conn: Any, uids: list[str]) -> dict[str, int]:
+    """The users' generation rows, created if need be and locked in user order until the
+    transaction ends. Returns each one's ``touch``."""
+    conn.execute("INSERT INTO mm_user_gen(user_id) SELECT unnest(%s::text[]) ON CONFLICT (user_id) DO NOTHING",
+                 (uids,))
+    rows = conn.execute("SELECT user_id, touch FROM mm_user_gen WHERE user_id = ANY(%s) ORDER BY user_id FOR UPDATE",
+                        (uids,)).fetchall()
+    return {str(u): int(t) for u, t in rows}
 
 
-def _empty(conn: Any, uid: str) -> bool:
-    row = conn.execute("SELECT NOT EXISTS (SELECT 1 FROM mm_turns WHERE user_id = %s) AND "
-                       "NOT EXISTS (SELECT 1 FROM mm_pages WHERE user_id = %s)", (uid, uid)).fetchone()
-    return bool(row[0])
+def _grouped(conn: Any, sql: str, uids: list[str]) -> dict[str, list[tuple[Any, ...]]]:
+    """Rows of ``sql`` (its first column the user id) per user, that column dropped, in order."""
+    out: dict[str, list[tuple[Any, ...]]] = {}
+    for row in conn.execute(sql, (uids,)).fetchall():
+        out.setdefault(row[0], []).append(tuple(row[1:]))
+    return out
 
 
-def _sync_pages(conn: Any, root: Path, uid: str, codec: Codec) -> int:
-    """Replace the user's pages and claims when they differ from the files; returns the claim
-    rows written (0: unchanged)."""
+class _Plan:
+    """What ``_sync_many`` writes, gathered user by user, then sent in a few statements."""
+
+    def __init__(self) -> None:
+        self.gone: list[tuple[str, str]] = []
+        self.new: list[tuple[Any, ...]] = []
+        self.changed: list[tuple[Any, ...]] = []
+        self.repaged: list[str] = []
+        self.pages: list[tuple[Any, ...]] = []
+        self.claims: list[tuple[Any, ...]] = []
+        self.bumps: list[tuple[int, int, int, int, str]] = []
+        self.empty: list[str] = []
+
+    def user(self, root: Path, uid: str, codec: Codec, ops: dict[str, str | None], have_rows: list[tuple[Any, ...]],
+             old_pages: list[tuple[Any, ...]], old_claims: list[tuple[Any, ...]], touch: int) -> dict[str, int]:
+        files = _file_turns(root, uid, codec, ops)
+        have = {r[0]: (tuple(r[1:14]), r[14]) for r in have_rows}
+        in_files = {i for i, _ in files}
+        gone = [i for i, (_row, in_repo) in have.items() if in_repo and i not in in_files]
+        new = [(i, row) for i, row in files if i not in have]
+        changed = [(i, row) for i, row in files if i in have and (have[i][0] != row or not have[i][1])]
+        self.gone += [(uid, i) for i in gone]
+        self.new += [(uid, i, *row, True) for i, row in new]
+        self.changed += [(*row, touch + 1, uid, i) for i, row in changed]
+        pages, claims = _file_pages(root, uid, codec)
+        rewrite = not (old_pages == sorted(pages) and old_claims == claims)
+        if rewrite:
+            self.repaged.append(uid)
+            self.pages += pages
+            self.claims += [(k, *r) for k, r in enumerate(claims)]
+        n_claims = max(len(claims), 1) if rewrite else 0
+        if not files and not pages and len(have) == len(gone):  # nothing left in files or intake
+            self.empty.append(uid)
+        elif gone or new or changed or n_claims:
+            self.bumps.append((int(bool(gone)), len(new), int(bool(changed)), int(n_claims > 0), uid))
+        return {"deleted": len(gone), "added": len(new), "changed": len(changed), "claims": n_claims}
+
+    def apply(self, conn: Any) -> None:
+        sets = ", ".join(f"{c} = %s" for c in TURN_COLS)
+        with conn.cursor() as cur:
+            if self.gone:
+                cur.execute("DELETE FROM mm_turns WHERE (user_id, id) IN "
+                            "(SELECT * FROM unnest(%s::text[], %s::text[]))",
+                            ([u for u, _ in self.gone], [i for _, i in self.gone]))
+            if self.new:
+                cur.executemany(_INSERT_TURN, self.new)
+            if self.changed:
+                cur.executemany(f"UPDATE mm_turns SET {sets}, in_repo = true, touched = %s WHERE user_id = %s "
+                                "AND id = %s", self.changed)
+            if self.repaged:
+                cur.execute("DELETE FROM mm_pages WHERE user_id = ANY(%s)", (self.repaged,))
+                cur.execute("DELETE FROM mm_claims WHERE user_id = ANY(%s)", (self.repaged,))
+                cur.executemany(f"INSERT INTO mm_pages({PAGE_COLS}) VALUES ({', '.join(['%s'] * 11)})", self.pages)
+                cur.executemany(f"INSERT INTO mm_claims(pos, {CLAIM_COLS}) VALUES (%s, {', '.join(['%s'] * 21)})",
+                                self.claims)
+            if self.bumps:
+                cur.executemany("UPDATE mm_user_gen SET rev = rev + %s, added = added + %s, touch = touch + %s, "
+                                "claims_rev = claims_rev + %s WHERE user_id = %s", self.bumps)
+
+
+def _file_pages(root: Path, uid: str, codec: Codec) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    """The user's page rows and claim rows (in file order) as the cache makes them."""
     pages, claims = [], []
     for rel in iter_page_files(root, uid):
         try:
@@ -236,27 +296,18 @@ def _sync_pages(conn: Any, root: Path, uid: str, codec: Codec) -> int:
             continue
         pages.append(_page_row(page, content_hash(page.body)))
         claims += _claim_rows(page)
-    old_pages = conn.execute(f"SELECT {PAGE_COLS} FROM mm_pages WHERE user_id = %s ORDER BY id", (uid,)).fetchall()
-    old_claims = conn.execute(f"SELECT {CLAIM_COLS} FROM mm_claims WHERE user_id = %s ORDER BY pos",
-                              (uid,)).fetchall()
-    if [tuple(r) for r in old_pages] == sorted(pages) and [tuple(r) for r in old_claims] == claims:
-        return 0
-    conn.execute("DELETE FROM mm_pages WHERE user_id = %s", (uid,))
-    conn.execute("DELETE FROM mm_claims WHERE user_id = %s", (uid,))
-    with conn.cursor() as cur:
-        cur.executemany(f"INSERT INTO mm_pages({PAGE_COLS}) VALUES ({', '.join(['%s'] * 11)})", pages)
-        cur.executemany(f"INSERT INTO mm_claims(pos, {CLAIM_COLS}) VALUES (%s, {', '.join(['%s'] * 21)})",
-                        [(k, *r) for k, r in enumerate(claims)])
-    return max(len(claims), 1)
+    return pages, claims
 
 
-def _prune_vectors(conn: Any, uid: str) -> None:
+def _prune_vectors(conn: Any, uids: list[str]) -> None:
     """Vectors of units that are gone (or whose text changed: their hash no longer matches)."""
-    conn.execute("DELETE FROM mm_vectors v WHERE v.user_id = %s AND v.kind = 'turn' AND NOT EXISTS "
-                 "(SELECT 1 FROM mm_turns t WHERE t.user_id = v.user_id AND t.id = v.id AND t.hash = v.hash)", (uid,))
-    conn.execute("DELETE FROM mm_vectors v WHERE v.user_id = %s AND v.kind = 'claim' AND NOT EXISTS "
+    if not uids:
+        return
+    conn.execute("DELETE FROM mm_vectors v WHERE v.user_id = ANY(%s) AND v.kind = 'turn' AND NOT EXISTS "
+                 "(SELECT 1 FROM mm_turns t WHERE t.user_id = v.user_id AND t.id = v.id AND t.hash = v.hash)", (uids,))
+    conn.execute("DELETE FROM mm_vectors v WHERE v.user_id = ANY(%s) AND v.kind = 'claim' AND NOT EXISTS "
                  "(SELECT 1 FROM mm_claims c WHERE c.user_id = v.user_id AND c.id = v.id AND c.hash = v.hash)",
-                 (uid,))
+                 (uids,))
 
 
 # -- vectors ------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ then the cache. ``Memory.export`` / ``Memory.import_`` are the entry points.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -55,11 +56,19 @@ class ImportResult:
 
 def export(ctx: Context, user_id: str | None, to: str, path: str | Path | None,
            progress: Progress | None = None) -> ExportResult:
+    return export_all([ctx], user_id, to, path, progress)
+
+
+def export_all(ctxs: Sequence[Context], user_id: str | None, to: str, path: str | Path | None,
+               progress: Progress | None = None) -> ExportResult:
+    """One export of several repos (a cluster's shard repos): their snapshots merged, read one
+    repo at a time."""
     if to not in EXPORT_FORMATS:
         raise InvalidInput(f"export format must be one of {(*EXPORT_FORMATS, 'access')}, not {to!r}", field="to")
-    if user_id is not None and user_id not in snapshot.list_users(ctx):
+    if user_id is not None and not any(user_id in snapshot.list_users(c) for c in ctxs):
         raise NotFound("user", user_id)
-    snap = snapshot.read(ctx, user_id, progress)
+    snap = snapshot.merge([snapshot.read(c, user_id, progress) for c in ctxs
+                           if user_id is None or user_id in snapshot.list_users(c)])
     if to == "jsonl":
         lines = list(jsonl.dump(snap))
         text, records = "".join(lines), len(lines)

@@ -7,7 +7,7 @@ is never consulted: an export is as good as the markdown and raw logs it came fr
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +31,19 @@ class Snapshot:
 
     def pages_of(self, user_id: str | None) -> list[Page]:
         return [p for p in self.pages if p.user_id == user_id]
+
+
+def merge(snaps: Sequence[Snapshot]) -> Snapshot:
+    """Snapshots of repos holding different users (a cluster's shards) as one."""
+    if len(snaps) == 1:
+        return snaps[0]
+    out = Snapshot(users=sorted(u for s in snaps for u in s.users))
+    for s in snaps:
+        out.raw += s.raw
+        out.pages += s.pages
+        out.review += s.review
+        out.decisions += s.decisions
+    return out
 
 
 def list_users(ctx: Context) -> list[str]:

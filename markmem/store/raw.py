@@ -102,16 +102,11 @@ def entry_from_json(data: dict[str, Any], path: str) -> RawEntry:
     )
 
 
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def append(root: Path, entries: Sequence[RawEntry], codec: Codec, *, sync: bool = True) -> list[Located]:
-    """Append entries (all of one user) grouped by file; caller holds the append lock."""
+def append(root: Path, entries: Sequence[RawEntry], codec: Codec, *, sync: bool = True,
+           to_sync: list[Path] | None = None) -> list[Located]:
+    """Append entries (all of one user) grouped by file; caller holds the append lock. With
+    ``to_sync`` (and ``sync`` off) the files and new folders are listed there for the caller to
+    flush with :func:`sync_all` before it acknowledges them."""
     out: list[Located] = []
     by_file: dict[str, list[RawEntry]] = {}
     for e in entries:
@@ -144,8 +139,33 @@ def append(root: Path, entries: Sequence[RawEntry], codec: Codec, *, sync: bool 
             if sync:
                 os.fdatasync(fh.fileno())
         if created and sync:
-            _fsync_dir(full.parent)
+            _fsync_path(full.parent)
+        if to_sync is not None:
+            to_sync += [full, full.parent] if created else [full]
     return out
+
+
+def sync_all(paths: Sequence[Path]) -> None:
+    """fsync files and folders (``append``'s ``to_sync``) from a few threads at once: the
+    filesystem's journal commits them together, where one after another each waits for its own
+    flush (a compile worker's batch touches a file per user)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    unique = list(dict.fromkeys(paths))
+    if len(unique) <= 1:
+        for path in unique:
+            _fsync_path(path)
+        return
+    with ThreadPoolExecutor(max_workers=min(16, len(unique))) as pool:
+        list(pool.map(_fsync_path, unique))
+
+
+def _fsync_path(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _last_newline(fh: Any, size: int) -> int:

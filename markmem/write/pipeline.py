@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from ..context import Context
@@ -105,8 +106,12 @@ def store(ctx: Context, entries: Sequence[RawEntry]) -> list[RawEntry]:
         return []
     with ctx.append_lock.held():
         located: list[raw.Located] = []
-        for group in _by_user(entries):
-            located += raw.append(ctx.root, group, ctx.codec)
+        groups = _by_user(entries)
+        to_sync: list[Path] = []  # several users (a cluster worker's batch): flushed together
+        for group in groups:
+            located += raw.append(ctx.root, group, ctx.codec, sync=len(groups) == 1, to_sync=to_sync)
+        if len(groups) > 1:
+            raw.sync_all(to_sync)
         by_id = {loc.raw_id: loc.path for loc in located}
         out = [_with_path(e, by_id[e.id]) for e in entries]
         # The cache row goes in before the queue row: a worker that compiles the entry the
