@@ -78,7 +78,8 @@ from markmem.ids import now, parse_time  # noqa: E402
 DATA = Path(__file__).resolve().parent / "data"
 SETS = {"blind": DATA / "facts_blind.jsonl", "tune": DATA / "facts_tune.jsonl",
         "tune2": DATA / "facts_tune2.jsonl",  # tune2: a second tuning set, written after the first round
-        "tune3": DATA / "facts_tune3.jsonl"}  # tune3: written before the open-vocabulary path (issue #12)
+        "tune3": DATA / "facts_tune3.jsonl",  # tune3: written before the open-vocabulary path (issue #12)
+        "tune4": DATA / "facts_tune4.jsonl"}  # tune4: longer chats (assistant echoes, chit-chat), before fact-first marks
 METRICS = ("ledger", "pack1", "json1", "current1", "stale5", "asof5", "latest1")
 # the blind set's first run, before any tuning (bench/results/facts-first-run.md): every run prints it
 FIRST_RUN = ("blind set, first run before any tuning (a88e42d, 2026-12-01, default settings): ledger-current 35.5%, "
@@ -227,8 +228,8 @@ def show_failures(res: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--set", choices=("blind", "tune", "tune2", "tune3", "both", "all"), default="both",
-                    help="both: blind and tune; all: blind, tune, tune2 and tune3")
+    ap.add_argument("--set", choices=("blind", "tune", "tune2", "tune3", "tune4", "both", "all"), default="both",
+                    help="both: blind and tune; all: blind and every tune set")
     ap.add_argument("--show-failures", action="store_true", help="print failing checks (tune set only)")
     ap.add_argument("--work", type=Path, help="directory for the memory repo (default: a temp dir)")
     ap.add_argument("--limit", type=int, help="only the first N scenarios of each set")
@@ -236,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
                     help="a Memory setting to change from the default, e.g. pii_engine=off (not for the targets)")
     args = ap.parse_args(argv)
-    names = {"both": ["blind", "tune"], "all": ["blind", "tune", "tune2", "tune3"]}.get(args.set, [args.set])
+    names = {"both": ["blind", "tune"], "all": ["blind", "tune", "tune2", "tune3", "tune4"]}.get(args.set, [args.set])
     if args.show_failures and "blind" in names:
         ap.error("--show-failures is for the tune set only (--set tune): the blind set is never tuned on")
     sets = {n: load(SETS[n], args.limit) for n in names}
