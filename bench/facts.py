@@ -79,7 +79,7 @@ DATA = Path(__file__).resolve().parent / "data"
 SETS = {"blind": DATA / "facts_blind.jsonl", "tune": DATA / "facts_tune.jsonl",
         "tune2": DATA / "facts_tune2.jsonl",  # tune2: a second tuning set, written after the first round
         "tune3": DATA / "facts_tune3.jsonl",  # tune3: written before the open-vocabulary path (issue #12)
-        "tune4": DATA / "facts_tune4.jsonl"}  # tune4: longer chats (assistant echoes, chit-chat), before fact-first marks
+        "tune4": DATA / "facts_tune4.jsonl"}  # tune4: longer chats (assistant echoes, chit-chat), written first
 METRICS = ("ledger", "pack1", "json1", "current1", "stale5", "asof5", "latest1")
 # the blind set's first run, before any tuning (bench/results/facts-first-run.md): every run prints it
 FIRST_RUN = ("blind set, first run before any tuning (a88e42d, 2026-12-01, default settings): ledger-current 35.5%, "
