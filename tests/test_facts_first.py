@@ -70,6 +70,12 @@ SCENARIOS: dict[str, list[Turn]] = {
     "divorced": [("user", "2026-01-01T09:00:00Z", "My husband is called Tom."),
                  ("user", "2026-09-01T09:00:00Z", "Tom and I divorced this summer.")],
     "lived-once": [("user", "2026-01-01T09:00:00Z", "I lived in Ghent for two years in college.")],
+    "lease": [("user", "2026-01-30T09:00:00Z", "I live in Croydon."),
+              ("user", "2026-03-18T09:00:00Z", "signed the lease in Brighton!! moving saturday, pray for me")],
+    "cancelled": [("user", "2026-03-01T09:00:00Z", "we pay for netflix and i barely watch it"),
+                  ("user", "2026-05-10T09:00:00Z", "took your advice, cancelled netflix.")],
+    "dropped": [("user", "2026-02-16T09:00:00Z", "doing intermittent fasting 16:8, first meal at noon."),
+                ("user", "2026-06-28T09:00:00Z", "dropped the fasting thing tbh, eating breakfast again")],
 }
 
 
@@ -190,7 +196,7 @@ def test_value_terms() -> None:
     ("set-up-home", "lives_in", "lund"), ("payroll", "employer", "greenway travel"),
     ("been-at", "employer", "orion pharma"), ("freelance", "employer", "freelance"),
     ("phone", "phone_model", "iphone 15"), ("from-date", "lives_in", "bologna"),
-    ("wait", "hometown", "lurgan"), ("actually", "car", "honda civic"),
+    ("wait", "hometown", "lurgan"), ("actually", "car", "honda civic"), ("lease", "lives_in", "brighton"),
 ])
 def test_a_change_in_other_words_replaces_the_old_value(mem: Memory, user: str, predicate: str, value: str) -> None:
     assert now(mem, user, predicate) == {value}
@@ -230,3 +236,10 @@ def test_a_correction_keeps_its_own_clause_as_text(mem: Memory) -> None:
 def test_a_divorce_this_summer_ends_the_partner_for_good(mem: Memory) -> None:
     assert now(mem, "divorced", "partner") == set()
     assert not any(c.predicate.endswith("_for_now") for c in claims(mem, "divorced"))
+
+
+def test_an_ending_after_a_comma_or_in_loose_words_closes_the_fact(mem: Memory) -> None:
+    assert now(mem, "cancelled", "subscription", at="2026-04-01T00:00:00Z") == {"netflix"}
+    assert now(mem, "cancelled", "subscription") == set()
+    assert now(mem, "dropped", "diet", at="2026-03-01T00:00:00Z") == {"intermittent fasting"}
+    assert now(mem, "dropped", "diet") == set()

@@ -91,7 +91,18 @@ _NOT_KEYS = frozenset("i we it that this they he she you everything nothing some
 
 
 def changes(clause: str) -> list[Change]:
-    """Every change this clause may state, most specific first."""
+    """Every change this clause may state, most specific first; else those of the part after a
+    comma ("took your advice, cancelled netflix")."""
+    found = _changes(clause)
+    parts = clause.split(", ")
+    for i in range(1, len(parts)):
+        if found:
+            break
+        found = _changes(", ".join(parts[i:]))
+    return found
+
+
+def _changes(clause: str) -> list[Change]:
     out: list[Change] = []
     for pattern in _REPLACE:
         m = pattern.search(clause)
@@ -117,7 +128,8 @@ def changes(clause: str) -> list[Change]:
 
 def _clean(value: str) -> str:
     v = " ".join(value.split()).strip(" .,'\"!")
-    v = re.sub(r"\s+(?:again|now|too|as well|instead|lol|haha|this season|this year|for good|for me|for us)$", "", v,
+    v = re.sub(r"\s+(?:again|now|too|as well|instead|lol|haha|tbh|ngl|rn|honestly|this season|this year|for good|"
+               r"for me|for us)$", "", v,
                flags=re.IGNORECASE)
     return v.strip()
 

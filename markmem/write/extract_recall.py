@@ -191,7 +191,8 @@ def replace_value(value: str, new: str, old: str | None) -> str:
     return new
 
 
-_STOP = frozenset("a an the my our his her their to of in on at for with and or is are was be it".split())
+_STOP = frozenset("a an the my our his her their to of in on at for with and or is are was be it thing things stuff "
+                  "whole".split())
 
 
 def _words(text: str) -> set[str]:
