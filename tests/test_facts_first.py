@@ -74,6 +74,13 @@ SCENARIOS: dict[str, list[Turn]] = {
               ("user", "2026-03-18T09:00:00Z", "signed the lease in Brighton!! moving saturday, pray for me")],
     "cancelled": [("user", "2026-03-01T09:00:00Z", "we pay for netflix and i barely watch it"),
                   ("user", "2026-05-10T09:00:00Z", "took your advice, cancelled netflix.")],
+    "sold": [("user", "2026-03-05T09:00:00Z", "I own a Vespa scooter"),
+             ("user", "2026-10-05T09:00:00Z", "sold the Vespa, too cold for winter")],
+    "plant": [("user", "2026-01-05T09:00:00Z", "I'm pescatarian"),
+              ("user", "2026-08-05T09:00:00Z", "I've gone fully plant-based since July")],
+    "poached": [("user", "2026-03-17T09:00:00Z", "my employer is Globex, I do their payroll"),
+                ("user", "2026-08-08T09:00:00Z", "got poached by Initech, so I'm on their finance team now")],
+    "joined": [("user", "2026-05-05T09:00:00Z", "I joined Vantage Bank as a junior analyst this spring")],
     "dropped": [("user", "2026-02-16T09:00:00Z", "doing intermittent fasting 16:8, first meal at noon."),
                 ("user", "2026-06-28T09:00:00Z", "dropped the fasting thing tbh, eating breakfast again")],
 }
@@ -197,6 +204,7 @@ def test_value_terms() -> None:
     ("been-at", "employer", "orion pharma"), ("freelance", "employer", "freelance"),
     ("phone", "phone_model", "iphone 15"), ("from-date", "lives_in", "bologna"),
     ("wait", "hometown", "lurgan"), ("actually", "car", "honda civic"), ("lease", "lives_in", "brighton"),
+    ("plant", "diet", "plant-based"), ("poached", "employer", "initech"), ("joined", "employer", "vantage bank"),
 ])
 def test_a_change_in_other_words_replaces_the_old_value(mem: Memory, user: str, predicate: str, value: str) -> None:
     assert now(mem, user, predicate) == {value}
@@ -243,3 +251,4 @@ def test_an_ending_after_a_comma_or_in_loose_words_closes_the_fact(mem: Memory) 
     assert now(mem, "cancelled", "subscription") == set()
     assert now(mem, "dropped", "diet", at="2026-03-01T00:00:00Z") == {"intermittent fasting"}
     assert now(mem, "dropped", "diet") == set()
+    assert now(mem, "sold", "car") == set(), "'too cold for winter' does not make the sale temporary"

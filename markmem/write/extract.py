@@ -308,10 +308,11 @@ class HeuristicExtractor:
         facts = _clause_facts(c)
         if not facts and "valid_until" in when and (place := _temp_place(c)):
             facts = [("staying_in", place, "fact", False, 0.8, False)]
-        if not facts and "valid_until" not in when:
+        if not facts:
             changed = self.recall.changes(entry, who, strip_lead(c), text, when.get("valid_from"))
-            if changed:
-                return changed
+            if changed and ("valid_until" not in when or all(x.negated for x in changed)):
+                return changed  # "sold the Vespa, too cold for winter": an ending is not temporary
+        if not facts and "valid_until" not in when:
             if self.parse is not None and not _refused(c):
                 lead = strip_lead(c)
                 lead = "I " + lead if ELLIPTICAL.match(lead) else lead  # "finally traded the fiesta in"

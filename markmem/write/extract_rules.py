@@ -38,7 +38,7 @@ JOBS = frozenset((
     "caregiver paralegal auditor actuary broker trader investor advisor adviser attorney judge detective "
     "police policeman policewoman cop firefighter ranger pastor priest rabbi imam minister diplomat "
     "politician mayor senator youtuber streamer influencer blogger podcaster illustrator animator "
-    "copywriter bartender dishwasher courier postman mailman miner fisherman stylist model comedian "
+    "tester copywriter bartender dishwasher courier postman mailman miner fisherman stylist model comedian "
     "programmer coder sysadmin dev devops hacker scientist sociologist nurse medic orderly postdoc phd "
     "researcher lecturer tutor apprentice trainee sous cook chef dj carer porter steward stewardess "
     "hygienist physio physiotherapist radiographer sonographer technologist analyst admin"
@@ -146,11 +146,11 @@ RULES: list[Rule] = [
     (_r(rf"{_I}(?:'ve| have)? {_A}(?:joined(?![^,;!?.]*\b(?:club|team|choir|gym|band|society|league|group|orchestra|class|course)\b)|started (?:working )?(?:at|for|with)|(?:got|started|landed|found|took|accepted) (?:a|my) (?:new )?(?:job|position|role) (?:at|with)|work with) {_V}{_END}"), "employer", "profile", False, 0.8),  # noqa: E501
     (_r(rf"{_IM} {_A}employed (?:at|by|with) {_V}{_END}"), "employer", "profile", False, 0.85),
     (_r(rf"{_IM} {_A}on the payroll (?:at|of|with) {_V}{_END}"), "employer", "profile", False, 0.8),
-    (_r(rf"{_I}(?:'ve| have)? {_A}(?:got |been )?(?:hired|taken on) (?:at|by) {_V}{_END}"), "employer", "profile", False, 0.8),  # noqa: E501
+    (_r(rf"{_I}(?:'ve| have)? {_A}(?:got |been )?(?:hired|taken on|poached|headhunted) (?:at|by) {_V}{_END}"), "employer", "profile", False, 0.8),  # noqa: E501
     (_r(rf"{_I}(?:'ve| have) {_A}been at (?P<v>(?-i:[A-Z])[\w&'.-]*(?: (?-i:[A-Z])[\w&'.-]*){{0,3}}) for (?:ages|years|a while|a long time|\w+ (?:years|months))\b"), "employer", "profile", False, 0.75),  # noqa: E501
     (_r(rf"{_I}(?:'ve| have)? {_A}(?:went|gone|going|turned|am|'m) (?P<v>freelance|self-employed)\b"), "employer", "profile", False, 0.8),  # noqa: E501
     # food
-    (_r(rf"{_I}(?:'m| am|'ve been| have been|'ve become| have become| became| become| went| turned| go| eat| started eating) {_A}(?:a |an |fully |strictly |mostly |100% )*(?P<v>{DIETS})\b"), "diet", "profile", False, 0.9),  # noqa: E501
+    (_r(rf"{_I}(?:'m| am|'ve been| have been|'ve become| have become| became| become| went| turned| go| eat| started eating|'ve gone| have gone|'ve turned| have turned) {_A}(?:a |an |fully |strictly |mostly |100% )*(?P<v>{DIETS})\b"), "diet", "profile", False, 0.9),  # noqa: E501
     (_r(r"\bi(?:'ve| have)? (?:no longer eat|don't eat|do not eat|stopped eating|gave up|cut out|quit eating|"
         r"haven't eaten|have not eaten) (?P<v>meat|red meat|dairy|gluten|sugar|fish|pork|animal products|eggs)\b"),
      "diet_avoid", "profile", False, 0.85),

@@ -78,6 +78,8 @@ _TEMPORARY = re.compile(
     re.IGNORECASE,
 )
 _PERFECT = re.compile(r"\b(?:'ve|have|has|had|'d|was|were|used to|lived|worked|stayed|been)\b", re.IGNORECASE)
+_EVENT = re.compile(r"\b(?:joined|started|moved|relocated|bought|adopted|began|became|switched|took up|signed|"
+                    r"divorced|married|retired|graduated|quit|left)\b", re.IGNORECASE)
 _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
             "eight": 8, "nine": 9, "ten": 10, "a couple of": 2, "couple of": 2, "a few": 3, "few": 3}
 _UNIT_DAYS = {"day": 1, "week": 7, "month": 30, "year": 365}
@@ -137,6 +139,8 @@ def temporary(clause: str, when: str | None) -> tuple[str, str, str] | None:
     span = m.group("span").casefold()
     if span.startswith(("for", "over")) and _PERFECT.search(clause):
         return None  # "I've lived in Boston for five years": how long it has lasted, not when it ends
+    if span.startswith("this") and _EVENT.search(clause):
+        return None  # "I joined Vantage Bank this spring": when it happened, not how long it lasts
     base = parse_when(when)
     end: datetime | None
     if span in ("for now", "for the time being", "temporarily"):
