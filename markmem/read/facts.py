@@ -89,7 +89,15 @@ def rerank(cache: Cache, user_id: str, ranked: list[Cand], query: str = "",
             continue  # a question, a hypothetical or the assistant's turn that shares no word with the question
         else:
             out.append(c)
+    if drop:  # "where does the user's wife work?": the wife's facts before the user's own
+        named = [c for c in out if c.kind == "claim" and _names(asked, c.row.get("subject"), user_id)]
+        out = named + [c for c in out if c not in named]
     return out + past + late
+
+
+def _names(asked: str, subject: object, user_id: str) -> bool:
+    who = str(subject or user_id).casefold()
+    return who != user_id.casefold() and bool(re.search(rf"(?<!\w){re.escape(who)}(?!\w)", asked))
 
 
 _ABOUT_USER = re.compile(r"\b(?:the user|user's|i|i'm|i've|me|my|mine|myself)\b")  # a question about the user
