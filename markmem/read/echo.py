@@ -17,6 +17,7 @@ claim's subject or a transcript speaker is never a value to mark (it names a per
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
@@ -34,11 +35,17 @@ MIN_TERM = 3
 
 
 def ledger(cache: Cache, user_id: str, book: claimbook.Book | None) -> list[dict[str, Any]]:
-    """The user's live (not archived) claims with their values: from the book, or with SQL."""
-    if book is not None:
-        return list(book.by_id.values())
-    return cache.user(user_id).rows(
+    """The user's live (not archived) claims with their values: from the book, or with SQL. Each row
+    also holds, read once (a book's rows are kept between searches), ``_refs``: the raw ids it
+    cites, ``_closers``: those of the turns that ended it, ``_terms``: its value's terms."""
+    rows = list(book.by_id.values()) if book is not None else cache.user(user_id).rows(
         f"SELECT {claimbook.COLS} FROM claims c WHERE c.user_id = ? AND c.archived = 0 ORDER BY c.rowid", [user_id])
+    for r in rows:
+        if "_refs" not in r:
+            r["_refs"] = [str(x).rsplit("#", 1)[-1] for x in json.loads(r["sources"] or "[]")]
+            r["_closers"] = [str(x).rsplit("#", 1)[-1] for x in json.loads(r.get("closed_by") or "[]")]
+            r["_terms"] = terms(str(r.get("value") or ""))
+    return rows
 
 
 def active(row: Mapping[str, Any], at: str) -> bool:
@@ -70,19 +77,21 @@ def closed_terms(claims: Iterable[Mapping[str, Any]], at: str, names: Iterable[s
         value = str(row.get("value") or "")
         if not value:
             continue
+        found = row["_terms"] if "_terms" in row else terms(value)
         if active(row, at):
-            live.update(terms(value))
+            live.update(found)
             live.update(_words(value))
         elif row["valid_until"] is not None and row["valid_until"] <= at:
-            for t in terms(value):
+            for t in found:
                 if t not in closed or str(closed[t]["valid_until"]) < str(row["valid_until"]):
                     closed[t] = dict(row)
     skip = live | {str(n).casefold() for n in names if n}
     return {t: row for t, row in closed.items() if t not in skip and not set(t.split()) <= skip}
 
 
-def _words(value: str) -> set[str]:
-    return {w.casefold() for w in _WORD.findall(value)}
+@lru_cache(maxsize=8192)
+def _words(value: str) -> frozenset[str]:
+    return frozenset(w.casefold() for w in _WORD.findall(value))
 
 
 @lru_cache(maxsize=4096)

@@ -164,35 +164,39 @@ def _echoed(ranked: list[Cand], stale: dict[str, Any], ledger: list[dict[str, An
 def _cited(ledger: list[dict[str, Any]], at: str) -> set[str]:
     """Raw ids of the turns a claim valid at ``at`` cites, and of those that ended a claim ("I'm not
     vegan anymore" names the old value because it tells of the change)."""
-    return {str(ref).rsplit("#", 1)[-1] for r in ledger if echo.active(r, at)
-            for ref in json.loads(r["sources"] or "[]")} | \
-        {str(ref).rsplit("#", 1)[-1] for r in ledger if r.get("closed_by") for ref in json.loads(r["closed_by"])}
+    return {ref for r in ledger if echo.active(r, at) for ref in r["_refs"]} | \
+        {ref for r in ledger for ref in r["_closers"]}
 
 
 def _others_turns(cache: Cache, user_id: str, ranked: list[Cand], ledger: list[dict[str, Any]], asked: str,
                   present: str) -> set[str]:
     """Turns about someone the question does not name: every claim citing them is about that person
     (``_others``), or, said by the assistant, they name a value of such a claim ("Swindon is famous
-    for its roundabout!" after "my brother lives in Swindon")."""
+    for its roundabout!" after "my brother lives in Swindon"). Only the claims that cite a candidate
+    turn or that such a turn names are looked at."""
     mine = [r for r in ledger if str(r.get("subject") or user_id) != user_id and echo.active(r, present)]
     if not mine:
         return set()
-    theirs = _others(cache, user_id, mine, asked)
-    if not theirs:
-        return set()
+    turns = [c for c in ranked if c.kind == "turn"]
+    wanted = {c.id for c in turns}
     citing: dict[str, list[str]] = {}
     for r in ledger:
         if echo.active(r, present):
-            for ref in json.loads(r["sources"] or "[]"):
-                citing.setdefault(str(ref).rsplit("#", 1)[-1], []).append(r["id"])
-    turns = [c for c in ranked if c.kind == "turn"]
-    out = {c.id for c in turns if citing.get(c.id) and all(i in theirs for i in citing[c.id])}
-    values = {t: r for r in mine if r["id"] in theirs for t in echo.terms(str(r.get("value") or ""))}
-    own = {t for r in ledger if r["id"] not in theirs and echo.active(r, present)
-           for t in echo.terms(str(r.get("value") or ""))}
+            for ref in r["_refs"]:
+                if ref in wanted:
+                    citing.setdefault(ref, []).append(r["id"])
     said = {c.id: str(c.row.get("content") or "") for c in turns
             if c.row.get("role") not in (None, "user") and c.id not in citing}
-    return out | set(echo.echoes(said, {t: r for t, r in values.items() if t not in own}))
+    named = echo.echoes(said, {t: r for r in mine for t in r["_terms"]}) if said else {}
+    near = {r["id"]: r for r in mine if wanted.intersection(r["_refs"])} | {r["id"]: r for r in named.values()}
+    theirs = _others(cache, user_id, list(near.values()), asked)
+    if not theirs:
+        return set()
+    out = {c.id for c in turns if citing.get(c.id) and all(i in theirs for i in citing[c.id])}
+    own = {t for r in ledger if str(r.get("subject") or user_id) == user_id and echo.active(r, present)
+           for t in r["_terms"]}
+    values = {t: r for r in near.values() if r["id"] in theirs for t in r["_terms"] if t not in own}
+    return out | set(echo.echoes(said, values))
 
 
 _HYPOTHETICAL = re.compile(r"^\W*(?:what if|if i|if we|maybe|perhaps|should i|should we|would|could i|could we|"
