@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -38,8 +39,13 @@ def ledger(cache: Cache, user_id: str, book: claimbook.Book | None) -> list[dict
     """The user's live (not archived) claims with their values: from the book, or with SQL. Each row
     also holds, read once (a book's rows are kept between searches), ``_refs``: the raw ids it
     cites, ``_closers``: those of the turns that ended it, ``_terms``: its value's terms."""
+    kept: list[dict[str, Any]] | None = getattr(book, "_echo_rows", None)
+    if kept is not None:
+        return kept
     rows = list(book.by_id.values()) if book is not None else cache.user(user_id).rows(
         f"SELECT {claimbook.COLS} FROM claims c WHERE c.user_id = ? AND c.archived = 0 ORDER BY c.rowid", [user_id])
+    if book is not None:
+        book._echo_rows = rows  # type: ignore[attr-defined]
     for r in rows:
         if "_refs" not in r:
             r["_refs"] = [str(x).rsplit("#", 1)[-1] for x in json.loads(r["sources"] or "[]")]
@@ -71,6 +77,15 @@ def terms(value: str) -> tuple[str, ...]:
 def closed_terms(claims: Iterable[Mapping[str, Any]], at: str, names: Iterable[str] = ()) -> dict[str, dict[str, Any]]:
     """Each term of a value closed by ``at`` and held by no claim valid at ``at`` -> the closed claim
     (the latest closed, when several share it)."""
+    return _without(_closed(claims, at), names)
+
+
+def _without(closed: dict[str, dict[str, Any]], names: Iterable[str]) -> dict[str, dict[str, Any]]:
+    skip = {str(n).casefold() for n in names if n}
+    return {t: row for t, row in closed.items() if t not in skip and not set(t.split()) <= skip} if skip else closed
+
+
+def _closed(claims: Iterable[Mapping[str, Any]], at: str) -> dict[str, dict[str, Any]]:
     live: set[str] = set()
     closed: dict[str, dict[str, Any]] = {}
     for row in claims:
@@ -85,8 +100,40 @@ def closed_terms(claims: Iterable[Mapping[str, Any]], at: str, names: Iterable[s
             for t in found:
                 if t not in closed or str(closed[t]["valid_until"]) < str(row["valid_until"]):
                     closed[t] = dict(row)
-    skip = live | {str(n).casefold() for n in names if n}
-    return {t: row for t, row in closed.items() if t not in skip and not set(t.split()) <= skip}
+    return {t: row for t, row in closed.items() if t not in live and not set(t.split()) <= live}
+
+
+@dataclass
+class State:
+    """What the ledger says at one time: the turns a valid claim cites or that ended a claim, and
+    the closed values' terms. The same for every time between two of the claims' boundaries."""
+
+    cited: set[str]
+    closed: dict[str, dict[str, Any]]
+    subjects: set[str]
+    lo: str
+    hi: str | None
+
+
+def state(ledger: list[dict[str, Any]], at: str, book: claimbook.Book | None) -> State:
+    """The ledger's state at ``at``, kept on the claim book while ``at`` stays between the same two
+    boundaries (a claim's ``valid_from`` or ``valid_until``) and the book is unchanged."""
+    kept: State | None = getattr(book, "_echo_state", None)
+    if kept is not None and kept.lo <= at and (kept.hi is None or at < kept.hi):
+        return kept
+    bounds = {b for r in ledger for b in (r["valid_from"], r["valid_until"]) if b}
+    cited = {ref for r in ledger if active(r, at) for ref in r["_refs"]} | \
+        {ref for r in ledger for ref in r["_closers"]}
+    got = State(cited, _closed(ledger, at), {str(r.get("subject") or "") for r in ledger},
+                max((b for b in bounds if b <= at), default=""), min((b for b in bounds if b > at), default=None))
+    if book is not None:
+        book._echo_state = got  # type: ignore[attr-defined]  # dropped with the book when its stamp changes
+    return got
+
+
+def without(closed: dict[str, dict[str, Any]], names: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """``closed`` less the terms that name a person (a claim's subject, a speaker)."""
+    return _without(closed, names)
 
 
 @lru_cache(maxsize=8192)

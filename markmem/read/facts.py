@@ -57,7 +57,7 @@ def rerank(cache: Cache, user_id: str, ranked: list[Cand], query: str = "",
     _hydrate(cache, user_id, ranked)
     stale = _citing(cache, user_id, [c.id for c in ranked if c.kind == "turn"], present, book)
     ledger = echo.ledger(cache, user_id, book)
-    echoed = _echoed(ranked, stale, ledger, present)
+    echoed = _echoed(ranked, stale, ledger, present, book)
     _mark(ranked, stale, echoed)
     have = {c.id for c in ranked if c.kind == "claim"}
     echoed = {k: v for k, v in echoed.items() if k in _said_by_others(ranked)}  # a user's own turn: marked in place
@@ -113,7 +113,7 @@ def mark(cache: Cache, user_id: str, ranked: list[Cand], at: str, stamp: claimbo
     book = claimbook.book(cache, user_id, stamp, lazy=True) if claimbook.ENABLED else None
     _hydrate(cache, user_id, ranked)
     stale = _citing(cache, user_id, [c.id for c in ranked if c.kind == "turn"], at, book)
-    _mark(ranked, stale, _echoed(ranked, stale, echo.ledger(cache, user_id, book), at))
+    _mark(ranked, stale, _echoed(ranked, stale, echo.ledger(cache, user_id, book), at, book))
 
 
 def _hydrate(cache: Cache, user_id: str, ranked: list[Cand]) -> None:
@@ -149,23 +149,18 @@ def _successor(c: Cand, found: dict[str, dict[str, Any]], claims: dict[str, Cand
     return [new]
 
 
-def _echoed(ranked: list[Cand], stale: dict[str, Any], ledger: list[dict[str, Any]], at: str) -> dict[str, Any]:
-    """Turns no claim valid at ``at`` cites that name a value closed by ``at`` (``read.echo``)."""
-    live = _cited(ledger, at)
+def _echoed(ranked: list[Cand], stale: dict[str, Any], ledger: list[dict[str, Any]], at: str,
+            book: claimbook.Book | None = None) -> dict[str, Any]:
+    """Turns no claim valid at ``at`` cites (nor ended a claim: "I'm not vegan anymore" names the old
+    value because it tells of the change) that name a value closed by ``at`` (``read.echo``)."""
+    now = echo.state(ledger, at, book)
     texts = {c.id: str(c.row.get("content") or "") for c in ranked
-             if c.kind == "turn" and c.id not in stale and c.id not in live}
-    if not texts:
+             if c.kind == "turn" and c.id not in stale and c.id not in now.cited}
+    if not texts or not now.closed:
         return {}
-    names = {str(r.get("subject") or "") for r in ledger} | {str(c.row.get("speaker") or "") for c in ranked} | \
+    names = now.subjects | {str(c.row.get("speaker") or "") for c in ranked} | \
         {t.split(":", 1)[0] for t in texts.values() if 0 < t.find(":") < 40}  # a transcript's "Caroline: ..."
-    return echo.echoes(texts, echo.closed_terms(ledger, at, names))
-
-
-def _cited(ledger: list[dict[str, Any]], at: str) -> set[str]:
-    """Raw ids of the turns a claim valid at ``at`` cites, and of those that ended a claim ("I'm not
-    vegan anymore" names the old value because it tells of the change)."""
-    return {ref for r in ledger if echo.active(r, at) for ref in r["_refs"]} | \
-        {ref for r in ledger for ref in r["_closers"]}
+    return echo.echoes(texts, echo.without(now.closed, names))
 
 
 def _others_turns(cache: Cache, user_id: str, ranked: list[Cand], ledger: list[dict[str, Any]], asked: str,
