@@ -84,7 +84,8 @@ DATA = Path(__file__).resolve().parent / "data"
 SETS = {"blind": DATA / "facts_blind.jsonl", "blind2": DATA / "facts_blind2.jsonl",
         "tune": DATA / "facts_tune.jsonl",
         "tune2": DATA / "facts_tune2.jsonl",  # tune2: a second tuning set, written after the first round
-        "tune3": DATA / "facts_tune3.jsonl"}  # tune3: written before the open-vocabulary path (issue #12)
+        "tune3": DATA / "facts_tune3.jsonl",  # tune3: written before the open-vocabulary path (issue #12)
+        "tune4": DATA / "facts_tune4.jsonl"}  # tune4: longer chats (assistant echoes, chit-chat), written first
 BLIND = frozenset({"blind", "blind2"})  # never tuned on: their failures are never printed
 METRICS = ("ledger", "pack1", "json1", "current1", "stale5", "asof5", "latest1")
 # the blind set's first run, before any tuning (bench/results/facts-first-run.md): every run prints it
@@ -240,7 +241,7 @@ def show_failures(res: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--set", choices=(*SETS, "both", "all"), default="both",
-                    help="both: blind and tune; all: blind, blind2, tune, tune2 and tune3")
+                    help="both: blind and tune; all: both blind sets and every tune set")
     ap.add_argument("--show-failures", action="store_true", help="print failing checks (tune set only)")
     ap.add_argument("--work", type=Path, help="directory for the memory repo (default: a temp dir)")
     ap.add_argument("--limit", type=int, help="only the first N scenarios of each set")

@@ -38,7 +38,6 @@ PINNED = {'Where does the user live?': ([('claim', 'I moved to Porto last week.'
                                    '## What I remember about this user\n'
                                    '- I moved to Porto last week.\n'
                                    '- I now work at Globex as a team lead.\n'
-                                   '- My dad lives in Aberdeen.\n'
                                    '## Relevant memories\n'
                                    "- Actually I don't like sushi anymore, raw fish makes me sick.\n"
                                    '- We went hiking in the mountains near Porto on the weekend.\n'),
@@ -52,7 +51,6 @@ PINNED = {'Where does the user live?': ([('claim', 'I moved to Porto last week.'
                                                '## What I remember about this user\n'
                                                '- I moved to Porto last week.\n'
                                                '- I now work at Globex as a team lead.\n'
-                                               '- My dad lives in Aberdeen.\n'
                                                '## Relevant memories\n'
                                                "- Actually I don't like sushi anymore, raw fish makes me sick.\n"),
      'Which company does the user work at?': ([('claim', 'I now work at Globex as a team lead.', False),
@@ -65,7 +63,6 @@ PINNED = {'Where does the user live?': ([('claim', 'I moved to Porto last week.'
                                               '## What I remember about this user\n'
                                               '- I now work at Globex as a team lead.\n'
                                               '- I moved to Porto last week.\n'
-                                              '- My dad lives in Aberdeen.\n'
                                               '## Relevant memories\n'
                                               "- Actually I don't like sushi anymore, raw fish makes me sick.\n"),
      'hiking mountains': ([('turn', 'We went hiking in the mountains near Porto on the weekend.', False),
@@ -76,7 +73,6 @@ PINNED = {'Where does the user live?': ([('claim', 'I moved to Porto last week.'
                           '## What I remember about this user\n'
                           '- I moved to Porto last week.\n'
                           '- I now work at Globex as a team lead.\n'
-                          '- My dad lives in Aberdeen.\n'
                           '## Relevant memories\n'
                           '- We went hiking in the mountains near Porto on the weekend.\n'),
      'Where does my dad live?': ([('claim', 'My dad lives in Aberdeen.', False),
@@ -99,7 +95,6 @@ PINNED = {'Where does the user live?': ([('claim', 'I moved to Porto last week.'
                   '## What I remember about this user\n'
                   '- I moved to Porto last week.\n'
                   '- I now work at Globex as a team lead.\n'
-                  '- My dad lives in Aberdeen.\n'
                   '## Relevant memories\n'
                   '- What if we moved to Brussels?\n'
                   '- We went hiking in the mountains near Porto on the weekend.\n')}

@@ -27,6 +27,7 @@ from typing import Any
 from ..ids import now as utc_now
 from ..index import claimbook
 from ..index.cache import Cache
+from . import echo
 from .fts import CLAIM_COLS, hydrate_turns
 from .fuse import Cand
 
@@ -53,47 +54,144 @@ def rerank(cache: Cache, user_id: str, ranked: list[Cand], query: str = "",
     the user's stamp as the search read it (``fts.Snapshot.vectors``), for the claim book."""
     present = utc_now()
     book = claimbook.book(cache, user_id, stamp, lazy=True) if claimbook.ENABLED else None
-    light = [c for c in ranked if c.kind == "turn" and "content" not in c.row and "rowid" in c.row]
-    if light:  # the lexicon's light rows hold no text; search hydrates them for its hits anyway
-        full = hydrate_turns(cache, [c.row["rowid"] for c in light], user_id)
-        for c in light:
-            if c.id in full:
-                c.row = {**c.row, **full[c.id]}
+    _hydrate(cache, user_id, ranked)
     stale = _citing(cache, user_id, [c.id for c in ranked if c.kind == "turn"], present, book)
-    for c in ranked:
-        if c.id in stale:
-            closed = max(stale[c.id], key=lambda r: r["valid_until"] or "")
-            c.row = {**c.row, "valid_until": closed["valid_until"], "superseded_by": closed["superseded_by"]}
+    ledger = echo.ledger(cache, user_id, book)
+    echoed = _echoed(ranked, stale, ledger, present, book)
+    _mark(ranked, stale, echoed)
     have = {c.id for c in ranked if c.kind == "claim"}
-    found = _successors(cache, user_id, {c.row["superseded_by"]: c for c in ranked if c.id in stale
+    echoed = {k: v for k, v in echoed.items() if k in _said_by_others(ranked)}  # a user's own turn: marked in place
+    found = _successors(cache, user_id, {c.row["superseded_by"]: c for c in ranked if (c.id in stale or c.id in echoed)
                                          and c.row.get("superseded_by")}, present, book)
-    others = _others(cache, user_id, [c for c in ranked if c.kind == "claim"], query.casefold())
+    asked = query.casefold()
+    drop = bool(_ABOUT_USER.search(asked))
+    others = _others(cache, user_id, [c.row for c in ranked if c.kind == "claim"], asked)
+    others |= _others_turns(cache, user_id, ranked, ledger, asked, present)
     claims = {c.id: c for c in ranked if c.kind == "claim"}
     out: list[Cand] = []
+    past: list[Cand] = []
     late: list[Cand] = []
     for c in ranked:
         if c.kind == "claim":
             if c.id not in claims:
                 continue  # already moved up, before the turn it replaced
             claims.pop(c.id)
-        if c.id in stale:  # its successor first, then the turn itself (marked)
-            row = found.get(str(c.row.get("superseded_by")))
-            if row is not None and row["id"] in claims:
-                out.append(claims.pop(row["id"]))
-            elif row is not None and row["id"] not in have:
-                new = Cand("claim", row["id"], row, dict(c.ranks), bm25=c.bm25, cos=c.cos)
-                new.score, new.weights = c.score, {**c.weights, "replaces": 1.0}
-                out.append(new)
-                have.add(row["id"])
-            out.append(c)
-        elif c.id in others or (c.kind == "turn" and low_content(str(c.row.get("content") or ""))):
+        if c.id in stale or c.id in echoed:  # its successor first, then the turn itself (marked)
+            out += _successor(c, found, claims, have)
+            (out if c.id in stale else past).append(c)  # a turn that only names an old value: after the facts
+        elif c.id in others:
+            if _lexical(c) and not drop:
+                late.append(c)  # else: left out (a question about the user leaves other people's facts out)
+        elif c.kind == "turn" and low_content(str(c.row.get("content") or "")):
             if _lexical(c):
                 late.append(c)  # else: only the cosine relates it: left out
         elif c.kind == "turn" and _not_a_statement(c) and not _lexical(c):
             continue  # a question, a hypothetical or the assistant's turn that shares no word with the question
         else:
             out.append(c)
-    return out + late
+    if drop:  # "where does the user's wife work?": the wife's facts before the user's own
+        named = [c for c in out if c.kind == "claim" and _names(asked, c.row.get("subject"), user_id)]
+        out = named + [c for c in out if c not in named]
+    return out + past + late
+
+
+def _names(asked: str, subject: object, user_id: str) -> bool:
+    who = str(subject or user_id).casefold()
+    return who != user_id.casefold() and bool(re.search(rf"(?<!\w){re.escape(who)}(?!\w)", asked))
+
+
+_ABOUT_USER = re.compile(r"\b(?:the user|user's|i|i'm|i've|me|my|mine|myself)\b")  # a question about the user
+
+
+def _said_by_others(ranked: list[Cand]) -> set[str]:
+    return {c.id for c in ranked if c.kind == "turn" and c.row.get("role") not in (None, "user")}
+
+
+def mark(cache: Cache, user_id: str, ranked: list[Cand], at: str, stamp: claimbook.Stamp | None = None) -> None:
+    """An ``as_of`` search: mark (no re-ranking) the turns stale at ``at``: every claim citing them
+    closed by then, or naming a value closed by then (``read.echo``)."""
+    book = claimbook.book(cache, user_id, stamp, lazy=True) if claimbook.ENABLED else None
+    _hydrate(cache, user_id, ranked)
+    stale = _citing(cache, user_id, [c.id for c in ranked if c.kind == "turn"], at, book)
+    _mark(ranked, stale, _echoed(ranked, stale, echo.ledger(cache, user_id, book), at, book))
+
+
+def _hydrate(cache: Cache, user_id: str, ranked: list[Cand]) -> None:
+    light = [c for c in ranked if c.kind == "turn" and "content" not in c.row and "rowid" in c.row]
+    if light:  # the lexicon's light rows hold no text; search hydrates them for its hits anyway
+        full = hydrate_turns(cache, [c.row["rowid"] for c in light], user_id)
+        for c in light:
+            if c.id in full:
+                c.row = {**c.row, **full[c.id]}
+
+
+def _mark(ranked: list[Cand], stale: dict[str, list[dict[str, Any]]], echoed: dict[str, dict[str, Any]]) -> None:
+    for c in ranked:
+        if c.id in stale:
+            closed = max(stale[c.id], key=lambda r: (r["valid_until"] or "", bool(r["superseded_by"])))
+        elif c.id in echoed:
+            closed = echoed[c.id]
+        else:
+            continue
+        c.row = {**c.row, "valid_until": closed["valid_until"], "superseded_by": closed["superseded_by"]}
+
+
+def _successor(c: Cand, found: dict[str, dict[str, Any]], claims: dict[str, Cand], have: set[str]) -> list[Cand]:
+    """The claim now current in place of what turn ``c`` said, when not already listed."""
+    row = found.get(str(c.row.get("superseded_by")))
+    if row is not None and row["id"] in claims:
+        return [claims.pop(row["id"])]
+    if row is None or row["id"] in have:
+        return []
+    new = Cand("claim", row["id"], row, dict(c.ranks), bm25=c.bm25, cos=c.cos)
+    new.score, new.weights = c.score, {**c.weights, "replaces": 1.0}
+    have.add(row["id"])
+    return [new]
+
+
+def _echoed(ranked: list[Cand], stale: dict[str, Any], ledger: list[dict[str, Any]], at: str,
+            book: claimbook.Book | None = None) -> dict[str, Any]:
+    """Turns no claim valid at ``at`` cites (nor ended a claim: "I'm not vegan anymore" names the old
+    value because it tells of the change) that name a value closed by ``at`` (``read.echo``)."""
+    now = echo.state(ledger, at, book)
+    texts = {c.id: str(c.row.get("content") or "") for c in ranked
+             if c.kind == "turn" and c.id not in stale and c.id not in now.cited}
+    if not texts or not now.closed:
+        return {}
+    names = now.subjects | {str(c.row.get("speaker") or "") for c in ranked} | \
+        {t.split(":", 1)[0] for t in texts.values() if 0 < t.find(":") < 40}  # a transcript's "Caroline: ..."
+    return echo.echoes(texts, echo.without(now.closed, names))
+
+
+def _others_turns(cache: Cache, user_id: str, ranked: list[Cand], ledger: list[dict[str, Any]], asked: str,
+                  present: str) -> set[str]:
+    """Turns about someone the question does not name: every claim citing them is about that person
+    (``_others``), or, said by the assistant, they name a value of such a claim ("Swindon is famous
+    for its roundabout!" after "my brother lives in Swindon"). Only the claims that cite a candidate
+    turn or that such a turn names are looked at."""
+    mine = [r for r in ledger if str(r.get("subject") or user_id) != user_id and echo.active(r, present)]
+    if not mine:
+        return set()
+    turns = [c for c in ranked if c.kind == "turn"]
+    wanted = {c.id for c in turns}
+    citing: dict[str, list[str]] = {}
+    for r in ledger:
+        if echo.active(r, present):
+            for ref in r["_refs"]:
+                if ref in wanted:
+                    citing.setdefault(ref, []).append(r["id"])
+    said = {c.id: str(c.row.get("content") or "") for c in turns
+            if c.row.get("role") not in (None, "user") and c.id not in citing}
+    named = echo.echoes(said, {t: r for r in mine for t in r["_terms"]}) if said else {}
+    near = {r["id"]: r for r in mine if wanted.intersection(r["_refs"])} | {r["id"]: r for r in named.values()}
+    theirs = _others(cache, user_id, list(near.values()), asked)
+    if not theirs:
+        return set()
+    out = {c.id for c in turns if citing.get(c.id) and all(i in theirs for i in citing[c.id])}
+    own = {t for r in ledger if str(r.get("subject") or user_id) == user_id and echo.active(r, present)
+           for t in r["_terms"]}
+    values = {t: r for r in near.values() if r["id"] in theirs for t in r["_terms"] if t not in own}
+    return out | set(echo.echoes(said, values))
 
 
 _HYPOTHETICAL = re.compile(r"^\W*(?:what if|if i|if we|maybe|perhaps|should i|should we|would|could i|could we|"
@@ -111,15 +209,15 @@ def _lexical(c: Cand) -> bool:
     return any(lane in c.ranks for lane in ("turns", "claims", "exact")) or not c.ranks
 
 
-def _others(cache: Cache, user_id: str, claims: list[Cand], asked: str) -> set[str]:
+def _others(cache: Cache, user_id: str, claims: list[dict[str, Any]], asked: str) -> set[str]:
     """Claims about someone the question does not name, and who did not say them: "my dad lives in
     Aberdeen" for "where does the user live?". A transcript's speakers ("Caroline: I moved to ...")
     are the subjects of what they say, not third parties."""
-    maybe = [c for c in claims if str(c.row.get("subject") or user_id) not in (user_id,)
-             and str(c.row.get("subject")).casefold() not in asked]
+    maybe = [c for c in claims if str(c.get("subject") or user_id) not in (user_id,)
+             and str(c.get("subject")).casefold() not in asked]
     if not maybe:
         return set()
-    refs = {c.id: [r.rsplit("#", 1)[-1] for r in json.loads(c.row.get("sources") or "[]")] for c in maybe}
+    refs = {c["id"]: [r.rsplit("#", 1)[-1] for r in json.loads(c.get("sources") or "[]")] for c in maybe}
     ids = sorted({r for rs in refs.values() for r in rs})
     rows = cache.user(user_id).rows(
         f"SELECT id, speaker, substr(content, 1, 40) AS head FROM raw WHERE id IN ({','.join('?' * len(ids))}) "
@@ -128,8 +226,8 @@ def _others(cache: Cache, user_id: str, claims: list[Cand], asked: str) -> set[s
     for r in rows:  # the message's speaker, or a transcript label ("Caroline: ...")
         label = str(r["head"]).split(":", 1)[0] if ":" in str(r["head"]) else ""
         said_by[r["id"]] = {str(r["speaker"] or "").casefold(), label.strip().casefold()}
-    return {c.id for c in maybe
-            if not any(str(c.row.get("subject")).casefold() in said_by.get(r, set()) for r in refs[c.id])}
+    return {c["id"] for c in maybe
+            if not any(str(c.get("subject")).casefold() in said_by.get(r, set()) for r in refs[c["id"]])}
 
 
 def _current(row: dict[str, Any], present: str) -> bool:

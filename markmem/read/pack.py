@@ -55,8 +55,8 @@ def standing_claims(ctx: Context, user_id: str, as_of: str | None, known_at: str
     where, params = claim_time(as_of, known_at)
     sql = ("SELECT c.id, c.text FROM claims c JOIN pages p ON p.id = c.page_id "
            f"WHERE c.user_id = ? AND p.pinned = 1 AND p.archived = 0 AND c.archived = 0 {where} "
-           "ORDER BY c.page_id, c.id")
-    return ctx.cache.user(user_id).rows(sql, [user_id, *params])
+           "AND (c.subject IS NULL OR c.subject IN (?, 'user')) ORDER BY c.page_id, c.id")
+    return ctx.cache.user(user_id).rows(sql, [user_id, *params, user_id])
 
 
 def stale_turns(ctx: Context, user_id: str, turn_ids: Sequence[str]) -> set[str]:
@@ -99,8 +99,8 @@ def pack(ctx: Context, user_id: str, hits: Sequence[Hit], budget: int, as_of: st
             continue
         seen.add(key)
         facts.append((ident, f"- {_one_line(text)} [{ident}]"))
-    turns = [h for h in hits if h.kind == "turn" and not (current and (h.superseded_by or h.valid_until is not None
-                                                                       or h.id in stale or low_content(h.text)))]
+    turns = [h for h in hits if h.kind == "turn" and not (current and (h.id in stale or low_content(h.text)))]
+    turns = [h for h in turns if not _marked(h)] + [h for h in turns if _marked(h)]  # what is past goes last
     items: list[tuple[str, str]] = []
     if facts:
         items += [("", HEADER), *facts]
@@ -115,8 +115,15 @@ def _now() -> str:
     return now()
 
 
+def _marked(h: Hit) -> bool:
+    return h.kind == "turn" and h.valid_until is not None
+
+
 def _line(h: Hit) -> str:
     date = f" ({h.valid_from[:10]})" if h.kind == "turn" and h.valid_from else ""
+    if _marked(h):  # a turn naming what has since changed: dated, and when it changed
+        change = "superseded" if h.superseded_by else "ended"
+        date = f" ({h.valid_from[:10] + '; ' if h.valid_from else ''}{change} on {str(h.valid_until)[:10]})"
     who = f"{h.role}: " if h.kind == "turn" and h.role and h.role != "user" else ""
     return f"- {who}{_one_line(h.text)}{date} [{h.id}]"
 

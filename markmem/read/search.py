@@ -83,6 +83,9 @@ def _ranked(ctx: Context, query: str, user_id: str, top_k: int, as_of: str | Non
     if as_of is None and known_at is None and recipe.fact_first:
         ranked = facts.rerank(ctx.cache, user_id, ranked[: max(3 * top_k, top_k + 10)], query,
                               None if snap is None else snap.vectors())
+    elif as_of is not None and known_at is None and recipe.fact_first:  # marked as of then, order kept
+        facts.mark(ctx.cache, user_id, ranked[: max(3 * top_k, top_k + 10)], as_of,
+                   None if snap is None else snap.vectors())
     model = ctx.embedder.name if recipe.vectors and ctx.embedder else None
     return ranked, {"terms": [t for t in q.terms if t not in dropped], "dropped_terms": dropped,
                     "literals": list(q.literals), "vectors": model, "asks_assistant": asked,

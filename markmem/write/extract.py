@@ -291,7 +291,8 @@ class HeuristicExtractor:
             for cand in self._clause(entry, who, c, text, 0.4 if hedged else None):
                 out.append(cand)
                 self.recall.remember(entry, cand)
-        return _start_dates(out, s, entry.when), other
+        out = _start_dates(out, s, entry.when)
+        return out + self.recall.role_ended(entry, out, s.strip()), other
 
     def _clause(self, entry: RawEntry, who: str, c: str, text: str, conf_cap: float | None) -> list[Candidate]:
         when: dict[str, str] = {}
@@ -307,21 +308,22 @@ class HeuristicExtractor:
         facts = _clause_facts(c)
         if not facts and "valid_until" in when and (place := _temp_place(c)):
             facts = [("staying_in", place, "fact", False, 0.8, False)]
-        if not facts and "valid_until" not in when:
+        if not facts:
             changed = self.recall.changes(entry, who, strip_lead(c), text, when.get("valid_from"))
-            if changed:
-                return changed
+            if changed and ("valid_until" not in when or all(x.negated for x in changed)):
+                return changed  # "sold the Vespa, too cold for winter": an ending is not temporary
+        if not facts and "valid_until" not in when:
             if self.parse is not None and not _refused(c):
                 lead = strip_lead(c)
                 lead = "I " + lead if ELLIPTICAL.match(lead) else lead  # "finally traded the fiesta in"
                 facts = self.recall.resolve_open(entry, read_clause(lead, self.parse, conf_cap))
         out = []
         for p, v, k, mu, conf, neg in facts:
-            if "valid_until" in when:
+            if "valid_until" in when and not neg:  # "we divorced this summer" ends the fact for good
                 p, k, mu = temporary_predicate(p), "fact", False
             out.append(Candidate(entry.id, who, p, v, text, conf if conf_cap is None else conf_cap, type=k,
                                  multi=mu, negated=neg, valid_from=when.get("valid_from"),
-                                 valid_until=when.get("valid_until")))
+                                 valid_until=None if neg else when.get("valid_until")))
         return out
 
 
@@ -346,7 +348,7 @@ _START = re.compile(
 def _start_dates(cands: list[Candidate], sentence: str, when: str) -> list[Candidate]:
     """ "accepted an offer at Northwind, start date is april 1st": the new job starts then."""
     m = _START.search(sentence)
-    if not m or not any(c.predicate in ("employer", "job", "lives_in") and not c.valid_from for c in cands):
+    if not m or not any(not c.valid_from and not c.negated for c in cands):
         return cands
     from .extract_time import parse_when, resolve_date
 
@@ -355,8 +357,7 @@ def _start_dates(cands: list[Candidate], sentence: str, when: str) -> list[Candi
     if start is None or start <= base:
         return cands
     stamp = format_time(start)
-    return [replace(c, valid_from=stamp) if c.predicate in ("employer", "job", "lives_in") and not c.valid_from
-            and not c.negated else c for c in cands]
+    return [replace(c, valid_from=stamp) if not c.valid_from and not c.negated else c for c in cands]
 
 
 def _refused(clause: str) -> bool:

@@ -16,13 +16,15 @@ from dataclasses import dataclass
 
 _V = r"[^,;!?]+?"
 _END = r"(?=\s*(?:[,;!?]|\.(?:\s|$)|\b(?:and|but|because|so|since|as|now|again|instead|too)\b|$))"
-_LEAD = r"^(?:(?:oh|ok|okay|so|well|and|but|also|btw|update|news|quick update|yeah|yep|anyway)[,!:]*\s+)*"
+_LEAD = r"^(?:(?:oh|ok|okay|so|well|and|but|also|btw|update|news|quick update|yeah|yep|anyway|finally|phew|yay)"\
+    r"[,!:]*\s+)*"
 
 
 @dataclass(frozen=True)
 class Change:
     kind: str  # "replace": new value for the slot of ``old``; "back": an earlier value again;
-    #            "close": the fact naming ``old`` ended; "slot": the slot named ``key`` has value ``new``
+    #            "close": the fact naming ``old`` ended; "slot": the slot named ``key`` has value ``new``;
+    #            "swap": ``new`` replaces the fact of the same kind ("switched to almond milk": a milk)
     new: str = ""
     old: str = ""
     key: str = ""
@@ -54,8 +56,22 @@ _CLOSE = [
                re.IGNORECASE),
     re.compile(rf"{_LEAD}i(?:'m| am) not (?:doing |on |into |using |with |at )?(?:the |a |an )?(?P<old>{_V}) "
                rf"any ?more\b", re.IGNORECASE),
+    re.compile(rf"{_LEAD}(?:today|yesterday|friday|it|this) (?:was|is) my last day (?:at|with|in|on) (?:the )?"
+               rf"(?P<old>{_V}){_END}", re.IGNORECASE),
+    re.compile(rf"{_LEAD}(?:i've |i have |i )?(?:handed in my notice|resigned|walked out|got (?:laid off|fired|"
+               rf"let go|made redundant)) (?:at|from) (?:the )?(?P<old>{_V}){_END}", re.IGNORECASE),
+    re.compile(rf"{_LEAD}no more (?P<old>(?-i:[A-Z])[\w&'-]*(?: (?-i:[A-Z])[\w&'-]*)*){_END}", re.IGNORECASE),
     re.compile(rf"{_LEAD}(?:i |we )?(?:no longer|don't|do not) (?:have|own|use|do|play|drive|go to|attend) "
                rf"(?:my |our |the |a |an )?(?P<old>{_V})(?: any ?more)?{_END}", re.IGNORECASE),
+]
+_SWAP = [  # no old value named: the new one shares its head word (or the slot's name) with an earlier fact
+    re.compile(rf"{_LEAD}(?:(?:i|we)(?:'ve|'m|'re| have| am| are)? )?(?:just |now |also )*(?:switched|changed|"
+               rf"moved|gone|went|converted|switching|moving|changing) (?:over )?to (?:a |an |the |my )?"
+               rf"(?P<new>{_V}){_END}",
+               re.IGNORECASE),
+    re.compile(rf"{_LEAD}(?:i'm|i am|we're|we are) (?:now )?on (?:a |an |the )?(?P<new>{_V}) now{_END}", re.IGNORECASE),
+    re.compile(rf"{_LEAD}(?:i |we )?(?:'ve |have )?(?:just )?got (?:a |an )?new (?P<key>[a-z]+),? (?:a |an |the )?"
+               rf"(?P<new>{_V}){_END}", re.IGNORECASE),
 ]
 _DAYTIME = (r"(?:(?:on |every |at |in the )?(?:mon|tues|tue|wed(?:nes)?|thu(?:rs)?|fri|sat(?:ur)?|sun)(?:day)?s?\b"
             r"|(?:at )?\d{1,2}(?::\d\d)?\s*(?:am|pm)?\b|(?:in the )?(?:mornings?|afternoons?|evenings?|nights?)\b)")
@@ -75,7 +91,18 @@ _NOT_KEYS = frozenset("i we it that this they he she you everything nothing some
 
 
 def changes(clause: str) -> list[Change]:
-    """Every change this clause may state, most specific first."""
+    """Every change this clause may state, most specific first; else those of the part after a
+    comma ("took your advice, cancelled netflix")."""
+    found = _changes(clause)
+    parts = clause.split(", ")
+    for i in range(1, len(parts)):
+        if found:
+            break
+        found = _changes(", ".join(parts[i:]))
+    return found
+
+
+def _changes(clause: str) -> list[Change]:
     out: list[Change] = []
     for pattern in _REPLACE:
         m = pattern.search(clause)
@@ -84,6 +111,10 @@ def changes(clause: str) -> list[Change]:
     m = _BACK.search(clause)
     if m:
         out.append(Change("back", _clean(m.group("new"))))
+    for pattern in _SWAP:
+        m = pattern.search(clause)
+        if m and not out and not re.match(r"(?:back|from)\b", m.group("new"), re.IGNORECASE):
+            out.append(Change("swap", _clean(m.group("new")), key=_clean(m.groupdict().get("key") or "")))
     for pattern in _SLOT:
         m = pattern.search(clause)
         if m and m.group("key").split()[0].casefold() not in _NOT_KEYS:
@@ -97,7 +128,8 @@ def changes(clause: str) -> list[Change]:
 
 def _clean(value: str) -> str:
     v = " ".join(value.split()).strip(" .,'\"!")
-    v = re.sub(r"\s+(?:again|now|too|as well|instead|lol|haha|this season|this year|for good|for me|for us)$", "", v,
+    v = re.sub(r"\s+(?:again|now|too|as well|instead|lol|haha|tbh|ngl|rn|honestly|this season|this year|for good|"
+               r"for me|for us)$", "", v,
                flags=re.IGNORECASE)
     return v.strip()
 

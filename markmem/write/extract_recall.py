@@ -62,6 +62,7 @@ class Recall:
             return None
         value = replace_value(target.value, new, old)
         base = dict(type=target.type, multi=target.multi, valid_from=target.valid_from)
+        text = next((p for p in text.split(", ") if new.casefold() in p.casefold()), text)  # the clause naming it
         out = []
         if target.multi:  # each value has its own page: end the wrong one, add the right one
             out.append(Candidate(entry.id, target.subject, target.predicate, target.value, text, 0.9,
@@ -84,16 +85,20 @@ class Recall:
                                      type="fact", valid_from=start)
                     self.remember(entry, cand)
                     return [cand]
+            elif ch.kind == "swap":
+                target = _by_head(recent, ch.new, ch.key)
             else:
                 target = _by_value(recent, ch.old if ch.kind in ("replace", "close") else ch.new)
+                if target is None and ch.kind == "close":  # "I quit smoking" -> smokes
+                    target = _by_slot(recent, ch.old)
             if target is None:
                 continue
             if ch.kind == "close":
                 return [Candidate(entry.id, target.subject, target.predicate, target.value, text, 0.85,
                                   type=target.type, multi=target.multi, negated=True)]
             value = target.value if ch.kind == "back" else ch.new
-            out = []
-            if target.multi and ch.kind == "replace":
+            out = _replaced(recent, target, text, entry.id) if ch.kind == "back" and target.multi else []
+            if target.multi and ch.kind in ("replace", "swap"):
                 out.append(Candidate(entry.id, target.subject, target.predicate, target.value, text, 0.85,
                                      type=target.type, multi=True, negated=True))
             cand = Candidate(entry.id, target.subject, target.predicate, value, text, 0.85, type=target.type,
@@ -123,6 +128,27 @@ class Recall:
             elif not target.multi and any(o[0] == target.predicate and o[5] for o in out):
                 out = [o for o in out if not (o[0] == target.predicate and o[5])]  # superseded, not closed
             out.append((target.predicate, v, target.type, target.multi, conf, neg))
+        return out
+
+    def role_ended(self, entry: RawEntry, cands: list[Candidate], text: str) -> list[Candidate]:
+        """A new or ended employer ends the job the user named with the old one ("I'm a data analyst
+        at Fernhill" -> "today was my last day at Fernhill"), unless this turn names the new job."""
+        jobs = {c.subject for c in cands if c.predicate == "job"}
+        out: list[Candidate] = []
+        recent = self._recent.get(entry.user_id, [])
+        for c in cands:
+            if c.predicate != "employer" or c.subject in jobs:
+                continue
+            same = norm_value(c.value) if c.value else None
+            old = next((r for r in reversed(recent) if r.predicate == "employer" and r.subject == c.subject
+                        and r.said < entry.when and (norm_value(r.value) == same if c.negated
+                                                     else norm_value(r.value) != same)), None)
+            job = old and next((r for r in reversed(recent) if r.predicate == "job" and r.subject == c.subject
+                                and r.said == old.said), None)
+            if job is not None:
+                out.append(Candidate(entry.id, c.subject, "job", job.value, text, 0.8, type=job.type, negated=True,
+                                     valid_from=c.valid_from))
+                jobs.add(c.subject)
         return out
 
     def _target(self, entry: RawEntry, old: str | None) -> Recent | None:
@@ -165,7 +191,8 @@ def replace_value(value: str, new: str, old: str | None) -> str:
     return new
 
 
-_STOP = frozenset("a an the my our his her their to of in on at for with and or is are was be it".split())
+_STOP = frozenset("a an the my our his her their to of in on at for with and or is are was be it thing things stuff "
+                  "whole".split())
 
 
 def _words(text: str) -> set[str]:
@@ -188,12 +215,48 @@ _GENERIC = frozenset("day days time times thing things one lesson lessons class 
 
 
 def _by_slot(recent: list[Recent], key: str) -> Recent | None:
-    """The latest fact whose slot the user names: "climbing" -> routine_climbing, "bins" -> bin_day."""
-    want = _words(key) - _GENERIC
+    """The latest fact whose slot the user names: "climbing" -> routine_climbing, "bins" -> bin_day,
+    "smoking" -> smokes."""
+    want = {_stem(w) for w in _words(key) - _GENERIC}
     if not want:
         return None
     for r in reversed(recent):
-        if want & set(r.predicate.split("_")):
+        if want & {_stem(w) for w in r.predicate.split("_")}:
+            return r
+    return None
+
+
+def _stem(word: str) -> str:
+    for end in ("ing", "es", "ed", "s"):
+        if word.endswith(end) and len(word) - len(end) >= 3:
+            return word[: -len(end)]
+    return word
+
+
+def _replaced(recent: list[Recent], back: Recent, text: str, entry_id: str) -> list[Candidate]:
+    """Back to an earlier value of a many-valued slot ("back on oat milk"): the value of the same
+    kind said since ("almond milk") ends."""
+    head = singular((norm_value(back.value).split() or [""])[-1])
+    return [Candidate(entry_id, r.subject, r.predicate, r.value, text, 0.85, type=r.type, multi=True, negated=True)
+            for r in recent if r.predicate == back.predicate and r.subject == back.subject and r.said > back.said
+            and norm_value(r.value) != norm_value(back.value) and head
+            and singular((norm_value(r.value).split() or [""])[-1]) == head]
+
+
+def _by_head(recent: list[Recent], new: str, key: str) -> Recent | None:
+    """The latest one-valued fact of the same kind as ``new``: its value ends with the same noun
+    ("almond milk" replaces "oat milk", "the night shift" "the early shift"), or its slot is named
+    ("got a new phone, an iPhone 15" replaces phone_model)."""
+    words = norm_value(new).split()
+    if not words or len(words) > 5:
+        return None
+    head = singular(words[-1])
+    for r in reversed(recent):
+        if norm_value(r.value) == norm_value(new):
+            continue
+        have = norm_value(r.value).split()
+        if (len(have) > 1 and singular(have[-1]) == head and len(words) > 1) or not r.multi and \
+                any(k and _by_slot([r], k) is not None for k in (key, head if len(words) > 1 else "")):
             return r
     return None
 

@@ -38,7 +38,7 @@ JOBS = frozenset((
     "caregiver paralegal auditor actuary broker trader investor advisor adviser attorney judge detective "
     "police policeman policewoman cop firefighter ranger pastor priest rabbi imam minister diplomat "
     "politician mayor senator youtuber streamer influencer blogger podcaster illustrator animator "
-    "copywriter bartender dishwasher courier postman mailman miner fisherman stylist model comedian "
+    "tester copywriter bartender dishwasher courier postman mailman miner fisherman stylist model comedian "
     "programmer coder sysadmin dev devops hacker scientist sociologist nurse medic orderly postdoc phd "
     "researcher lecturer tutor apprentice trainee sous cook chef dj carer porter steward stewardess "
     "hygienist physio physiotherapist radiographer sonographer technologist analyst admin"
@@ -66,7 +66,8 @@ JOB_WORDS = (
     r"accountant|architect|scientist|researcher|postdoc|intern|barista|waiter|waitress|cashier|editor|"
     r"sysadmin|administrator|technician|assistant|director|officer|specialist|lead|head|clerk|pharmacist|"
     r"professor|lecturer|tutor|student|driver|mechanic|electrician|plumber|therapist|paramedic|vet|"
-    r"programmer|coordinator|executive|representative|rep|agent|associate|planner|producer|reporter"
+    r"programmer|coordinator|executive|representative|rep|agent|associate|planner|producer|reporter|"
+    + "|".join(sorted(JOBS - {"model", "guard", "dev", "admin", "phd", "sous"}, key=len, reverse=True))
 )
 REL = (
     "sister|brother|mother|mom|mum|father|dad|son|daughter|best friend|friend|boss|manager|cousin|aunt|"
@@ -111,12 +112,14 @@ RULES: list[Rule] = [
     # where the user lives
     (_r(rf"{_WE}(?:'m| am|'re| are)? {_A}(?:live|living|reside|residing) in {_V}{_END}"), "lives_in", "profile", False, 0.9),  # noqa: E501
     (_r(rf"{_WE}(?:'ve| have) {_A}(?:been )?{_A}(?:lived|living|resided|residing) in {_V}{_END}"), "lives_in", "profile", False, 0.9),  # noqa: E501
-    (_r(rf"{_WE}(?:'ve| have)? {_A}(?:moved|relocated)(?: back home| back| home| here| over| house| away)?(?: from (?:(?!\bto\b)[^,;!?])+?)? (?:to|into) {_V}{_END}"), "lives_in", "profile", False, 0.9),  # noqa: E501
+    (_r(rf"^{_WE} {_A}been {_A}(?:living|residing|based) in {_V}{_END}"), "lives_in", "profile", False, 0.85),  # noqa: E501
+    (_r(rf"{_WE}(?:'ve| have)? {_A}(?:moved|relocated)(?: back home| back| home| here| over| house| away| up| down| across| out| north| south| east| west)?(?: from (?:(?!\bto\b)[^,;!?])+?)? (?:to|into) {_V}{_END}"), "lives_in", "profile", False, 0.9),  # noqa: E501
     (_r(rf"{_WE}(?:'m| am|'re| are) {_A}based in {_V}{_END}"), "lives_in", "profile", False, 0.85),
     (_r(rf"(?:^|\bmy )(?:new )?home(?: base)? is (?:now )?(?:in )?{_V}{_END}"), "lives_in", "profile", False, 0.8),
-    (_r(rf"{_WE}(?:'ve| have)? {_A}(?:settled|set up shop|put down roots) in {_V}{_END}"), "lives_in", "profile", False, 0.8),  # noqa: E501
+    (_r(rf"{_WE}(?:'ve| have)? {_A}(?:settled|set up shop|set up home|made (?:my|our) home|put down roots) in {_V}{_END}"), "lives_in", "profile", False, 0.8),  # noqa: E501
     (_r(rf"\b(?:i|we)(?:'m| am|'re| are) {_A}in (?P<v>(?!(?:a|an|the|my|our|love|trouble|pain|bed|class|school|town|line|charge|touch|shape|luck|time|debt|the middle|a hurry|a rush|a meeting|tears|hospital|heaven|hell|two minds|favou?r|agreement|control|doubt|danger|denial|shock|awe|care|recovery|labou?r|therapy|rehab|high school|college|uni|university|my \w+)\b)[a-z][a-z .'-]{{1,30}}?)(?: since [a-z0-9 ]+| now| these days| at the moment)?{_END}"), "lives_in", "profile", False, 0.7),  # noqa: E501
     (_r(rf"\b(?:new|our new|my new) (?:place|flat|apartment|house|home) (?:is )?in {_V}{_END}"), "lives_in", "profile", False, 0.8),  # noqa: E501
+    (_r(rf"{_WE}(?:'ve| have)? {_A}(?:signed|got) (?:the|a|our|my) (?:lease|tenancy|rental contract|keys) (?:in|on|for|to) (?:(?:a|the|our|my) (?:new )?(?:place|flat|apartment|house|home) in )?{_V}{_END}"), "lives_in", "profile", False, 0.75),  # noqa: E501
     (_r(rf"^(?:home|my home|home base)(?: for (?:me|us))? (?:=|is|'s) (?:now )?(?:a |an |the )?(?:[a-z ]+ )?(?:in|outside|near) {_V}{_END}"), "lives_in", "profile", False, 0.75),  # noqa: E501
     (_r(rf"{_WE}(?:'ve| have)? {_A}(?:upped sticks|packed up|pulled up roots)(?: and)?(?: (?:went|moved|headed|gone))? to {_V}{_END}"), "lives_in", "profile", False, 0.8),  # noqa: E501
     (_r(rf"{_WE} {_A}(?:rent|own|bought a (?:place|house|flat)|rent a (?:place|flat|house)) in {_V}{_END}"), "lives_in", "profile", False, 0.8),  # noqa: E501
@@ -142,8 +145,12 @@ RULES: list[Rule] = [
     (_r(rf"{_I}(?:'m| am)? {_A}work(?:ing)? (?:at|for) {_V}{_END}"), "employer", "profile", False, 0.85),
     (_r(rf"{_I}(?:'ve| have)? {_A}(?:joined(?![^,;!?.]*\b(?:club|team|choir|gym|band|society|league|group|orchestra|class|course)\b)|started (?:working )?(?:at|for|with)|(?:got|started|landed|found|took|accepted) (?:a|my) (?:new )?(?:job|position|role) (?:at|with)|work with) {_V}{_END}"), "employer", "profile", False, 0.8),  # noqa: E501
     (_r(rf"{_IM} {_A}employed (?:at|by|with) {_V}{_END}"), "employer", "profile", False, 0.85),
+    (_r(rf"{_IM} {_A}on the payroll (?:at|of|with) {_V}{_END}"), "employer", "profile", False, 0.8),
+    (_r(rf"{_I}(?:'ve| have)? {_A}(?:got |been )?(?:hired|taken on|poached|headhunted) (?:at|by) {_V}{_END}"), "employer", "profile", False, 0.8),  # noqa: E501
+    (_r(rf"{_I}(?:'ve| have) {_A}been at (?P<v>(?-i:[A-Z])[\w&'.-]*(?: (?-i:[A-Z])[\w&'.-]*){{0,3}}) for (?:ages|years|a while|a long time|\w+ (?:years|months))\b"), "employer", "profile", False, 0.75),  # noqa: E501
+    (_r(rf"{_I}(?:'ve| have)? {_A}(?:went|gone|going|turned|am|'m) (?P<v>freelance|self-employed)\b"), "employer", "profile", False, 0.8),  # noqa: E501
     # food
-    (_r(rf"{_I}(?:'m| am|'ve been| have been|'ve become| have become| became| become| went| turned| go| eat| started eating) {_A}(?:a |an |fully |strictly |mostly |100% )*(?P<v>{DIETS})\b"), "diet", "profile", False, 0.9),  # noqa: E501
+    (_r(rf"{_I}(?:'m| am|'ve been| have been|'ve become| have become| became| become| went| turned| go| eat| started eating|'ve gone| have gone|'ve turned| have turned) {_A}(?:a |an |fully |strictly |mostly |100% )*(?P<v>{DIETS})\b"), "diet", "profile", False, 0.9),  # noqa: E501
     (_r(r"\bi(?:'ve| have)? (?:no longer eat|don't eat|do not eat|stopped eating|gave up|cut out|quit eating|"
         r"haven't eaten|have not eaten) (?P<v>meat|red meat|dairy|gluten|sugar|fish|pork|animal products|eggs)\b"),
      "diet_avoid", "profile", False, 0.85),
@@ -297,7 +304,7 @@ ELLIPTICAL = _r(
     r"^(?:just |finally |recently |also |now |currently )*(?:moved|relocated|living|live|started|starting|joined|"
     r"got|became|quit|left|switched|working|work|retired|studying|adopted|bought|married|broke up|speak|"
     r"prefer|love|like|have|drive|accepted|took|landed|joined|rejoined|sold|replaced|upped sticks|signed up|"
-    r"teach|play|use|earn|rent|own|go|transferred|signed|doing|taking|paying|grew|learning)\b"
+    r"teach|play|use|earn|rent|own|go|transferred|signed|doing|taking|paying|grew|learning|been living|been working)\b"
 )
 NOT_SPEAKERS = frozenset((
     "update note ps fyi btw edit reminder correction news question answer q a re important warning info tip "

@@ -138,11 +138,13 @@ _CORRECTIONS = [
                re.IGNORECASE),
     re.compile(rf"^{_LEAD}+{_NEW},?\s+not\s+{_OLD}{_STOP}", re.IGNORECASE),
     re.compile(rf"\b(?:is|its|it's|actually|meant|name is|called)\s+{_NEW},?\s+not\s+{_OLD}{_STOP}", re.IGNORECASE),
+    re.compile(rf"^{_LEAD}+(?:it was|it's|its|it is)(?: actually)?\s+(?:a |an |the |in |at )?"
+               rf"(?P<new>(?-i:[A-Z0-9])[\w&:./'+-]*(?: (?-i:[A-Z0-9])[\w&:./'+-]*){{0,3}}){_STOP}", re.IGNORECASE),
     re.compile(rf"^(?:sorry|oops|whoops|wait|correction|my bad)[,!.:]*\s+(?:{_LEAD})*(?:it's |it is |make that )?"
                rf"(?P<new>[\w:./'-]+(?: [\w:./'-]+){{0,2}})[.!]*$", re.IGNORECASE),
 ]
 _MAYBE = re.compile(r"\b(?:not|meant|mean|said|sorry|oops|whoops|wait|correction|typo|autocorrect|actually|"
-                    r"make that|should be|my bad)\b", re.IGNORECASE)
+                    r"make that|should be|my bad|no)\b", re.IGNORECASE)
 _LEAD_WORD = re.compile(r"^(?:sorry|oops|whoops|wait|no|nope|nah|actually|correction|um|err|ugh|ok|lol)\b",
                         re.IGNORECASE)
 _FILLER = re.compile(r"^(?:the |a |an |on |in |at |to )+|\s+(?:lol|haha|sorry|oops)$", re.IGNORECASE)

@@ -64,7 +64,7 @@ _TENSE = [
     (re.compile(r"\b(?:joining|join)\b", re.IGNORECASE), "joined"),
     (re.compile(r"\b(?:switching|switch) to\b", re.IGNORECASE), "switched to"),
     (re.compile(r"\bbecoming\b|\bbecome\b", re.IGNORECASE), "became"),
-    (re.compile(r"\bbe (?=an? |the |at |in |based)", re.IGNORECASE), "am "),
+    (re.compile(r"\bbe (?=an? |the |at |in |based|living|working|staying|studying)", re.IGNORECASE), "am "),
     (re.compile(r"\b(?:will|'ll|shall) be\b", re.IGNORECASE), "is"),
 ]
 
@@ -77,7 +77,9 @@ _TEMPORARY = re.compile(
     rf"(?:un)?till? (?P<till>{_DATE})|temporarily|for now|for the time being)\b(?:\s*,)?",
     re.IGNORECASE,
 )
-_PERFECT = re.compile(r"\b(?:'ve|have|has|had|'d|was|were|used to|lived|worked|stayed)\b", re.IGNORECASE)
+_PERFECT = re.compile(r"\b(?:'ve|have|has|had|'d|was|were|used to|lived|worked|stayed|been)\b", re.IGNORECASE)
+_EVENT = re.compile(r"\b(?:joined|started|moved|relocated|bought|adopted|began|became|switched|took up|signed|"
+                    r"divorced|married|retired|graduated|quit|left)\b", re.IGNORECASE)
 _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
             "eight": 8, "nine": 9, "ten": 10, "a couple of": 2, "couple of": 2, "a few": 3, "few": 3}
 _UNIT_DAYS = {"day": 1, "week": 7, "month": 30, "year": 365}
@@ -102,7 +104,7 @@ def scheduled(clause: str, when: str | None) -> tuple[str, str] | None:
         return None
     m = _SCHEDULE.search(clause)
     if not m or not (m.group("lead") or m.group("date").casefold().startswith("in ")
-                     or _bare_date_ok(m.group("date"))):
+                     or _bare_date_ok(m.group("date")) or (m.start() == 0 and m.end() < f.start())):
         return None
     base = parse_when(when)
     start = resolve_date(m.group("date"), base)
@@ -137,6 +139,8 @@ def temporary(clause: str, when: str | None) -> tuple[str, str, str] | None:
     span = m.group("span").casefold()
     if span.startswith(("for", "over")) and _PERFECT.search(clause):
         return None  # "I've lived in Boston for five years": how long it has lasted, not when it ends
+    if span.startswith("this") and _EVENT.search(clause):
+        return None  # "I joined Vantage Bank this spring": when it happened, not how long it lasts
     base = parse_when(when)
     end: datetime | None
     if span in ("for now", "for the time being", "temporarily"):

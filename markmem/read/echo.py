@@ -1,0 +1,163 @@
+"""Turns that repeat a value memory knows to be past: "Bruges in winter sounds magical!" (the
+assistant, in January) after the user moved from Bruges to Ghent in July.
+
+No claim cites such a turn (the assistant's turns, chit-chat with a place name in it, a friend's
+opinion of the old town), so ``read.facts`` cannot tell from the ledger that it is stale. It can
+tell from its words: the turn names the value of a claim that was closed (superseded or ended) by
+the time of the search, and that value is not the value of any claim still valid then (changing
+back to an earlier value makes it current again). Such a turn is marked like a stale one
+(``valid_until``, ``superseded_by``: the closed claim's) and shown after the turns that state what
+is true now.
+
+A value is matched by its words as a phrase (leading articles and prepositions dropped: "on
+Wednesday" is matched as "wednesday") and, for a short name, by each capitalised word of it
+("Fernhill Insurance" is also "Fernhill"); whole words, case-insensitive. A name that is a
+claim's subject or a transcript speaker is never a value to mark (it names a person).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from ..index import claimbook
+from ..index.cache import Cache
+
+_LEAD = frozenset("a an the my our his her their your its some on in at to for of about from with by".split())
+_GENERIC = frozenset("the and this that with from home work city town street road house flat the new old "
+                     "monday tuesday wednesday thursday friday saturday sunday".split())
+_WORD = re.compile(r"[^\W_]+(?:['’.&-][^\W_]+)*", re.UNICODE)
+_TOKEN = re.compile(r"\w+")
+MIN_TERM = 3
+
+
+def ledger(cache: Cache, user_id: str, book: claimbook.Book | None) -> list[dict[str, Any]]:
+    """The user's live (not archived) claims with their values: from the book, or with SQL. Each row
+    also holds, read once (a book's rows are kept between searches), ``_refs``: the raw ids it
+    cites, ``_closers``: those of the turns that ended it, ``_terms``: its value's terms."""
+    kept: list[dict[str, Any]] | None = getattr(book, "_echo_rows", None)
+    if kept is not None:
+        return kept
+    rows = list(book.by_id.values()) if book is not None else cache.user(user_id).rows(
+        f"SELECT {claimbook.COLS} FROM claims c WHERE c.user_id = ? AND c.archived = 0 ORDER BY c.rowid", [user_id])
+    if book is not None:
+        book._echo_rows = rows  # type: ignore[attr-defined]
+    for r in rows:
+        if "_refs" not in r:
+            r["_refs"] = [str(x).rsplit("#", 1)[-1] for x in json.loads(r["sources"] or "[]")]
+            r["_closers"] = [str(x).rsplit("#", 1)[-1] for x in json.loads(r.get("closed_by") or "[]")]
+            r["_terms"] = terms(str(r.get("value") or ""))
+    return rows
+
+
+def active(row: Mapping[str, Any], at: str) -> bool:
+    return (row["valid_until"] is None or row["valid_until"] > at) and \
+        (row["valid_from"] is None or row["valid_from"] <= at)
+
+
+@lru_cache(maxsize=8192)
+def terms(value: str) -> tuple[str, ...]:
+    """The phrases a value is recognised by (casefolded)."""
+    words = _WORD.findall(value)
+    while words and words[0].casefold() in _LEAD:
+        words = words[1:]
+    if not words:
+        return ()
+    out = [" ".join(w.casefold() for w in words)]
+    if len(words) <= 4:
+        out += [w.casefold() for w in words
+                if w[:1].isupper() and len(w) >= 4 and w.casefold() not in _GENERIC]
+    return tuple(dict.fromkeys(t for t in out if len(t) >= MIN_TERM))
+
+
+def closed_terms(claims: Iterable[Mapping[str, Any]], at: str, names: Iterable[str] = ()) -> dict[str, dict[str, Any]]:
+    """Each term of a value closed by ``at`` and held by no claim valid at ``at`` -> the closed claim
+    (the latest closed, when several share it)."""
+    return _without(_closed(claims, at), names)
+
+
+def _without(closed: dict[str, dict[str, Any]], names: Iterable[str]) -> dict[str, dict[str, Any]]:
+    skip = {str(n).casefold() for n in names if n}
+    return {t: row for t, row in closed.items() if t not in skip and not set(t.split()) <= skip} if skip else closed
+
+
+def _closed(claims: Iterable[Mapping[str, Any]], at: str) -> dict[str, dict[str, Any]]:
+    live: set[str] = set()
+    closed: dict[str, dict[str, Any]] = {}
+    for row in claims:
+        value = str(row.get("value") or "")
+        if not value:
+            continue
+        found = row["_terms"] if "_terms" in row else terms(value)
+        if active(row, at):
+            live.update(found)
+            live.update(_words(value))
+        elif row["valid_until"] is not None and row["valid_until"] <= at:
+            for t in found:
+                if t not in closed or str(closed[t]["valid_until"]) < str(row["valid_until"]):
+                    closed[t] = dict(row)
+    return {t: row for t, row in closed.items() if t not in live and not set(t.split()) <= live}
+
+
+@dataclass
+class State:
+    """What the ledger says at one time: the turns a valid claim cites or that ended a claim, and
+    the closed values' terms. The same for every time between two of the claims' boundaries."""
+
+    cited: set[str]
+    closed: dict[str, dict[str, Any]]
+    subjects: set[str]
+    lo: str
+    hi: str | None
+
+
+def state(ledger: list[dict[str, Any]], at: str, book: claimbook.Book | None) -> State:
+    """The ledger's state at ``at``, kept on the claim book while ``at`` stays between the same two
+    boundaries (a claim's ``valid_from`` or ``valid_until``) and the book is unchanged."""
+    kept: State | None = getattr(book, "_echo_state", None)
+    if kept is not None and kept.lo <= at and (kept.hi is None or at < kept.hi):
+        return kept
+    bounds = {b for r in ledger for b in (r["valid_from"], r["valid_until"]) if b}
+    cited = {ref for r in ledger if active(r, at) for ref in r["_refs"]} | \
+        {ref for r in ledger for ref in r["_closers"]}
+    got = State(cited, _closed(ledger, at), {str(r.get("subject") or "") for r in ledger},
+                max((b for b in bounds if b <= at), default=""), min((b for b in bounds if b > at), default=None))
+    if book is not None:
+        book._echo_state = got  # type: ignore[attr-defined]  # dropped with the book when its stamp changes
+    return got
+
+
+def without(closed: dict[str, dict[str, Any]], names: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """``closed`` less the terms that name a person (a claim's subject, a speaker)."""
+    return _without(closed, names)
+
+
+@lru_cache(maxsize=8192)
+def _words(value: str) -> frozenset[str]:
+    return frozenset(w.casefold() for w in _WORD.findall(value))
+
+
+@lru_cache(maxsize=4096)
+def _pattern(term: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<!\w){re.escape(term)}(?!\w)")
+
+
+def echoes(texts: Mapping[str, str], closed: Mapping[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The turns (id -> text) that name a closed value: id -> the closed claim named (the latest)."""
+    if not closed:
+        return {}
+    firsts: dict[str, list[str]] = {}
+    for t in closed:
+        firsts.setdefault(_TOKEN.findall(t)[0], []).append(t)
+    out: dict[str, dict[str, Any]] = {}
+    for rid, text in texts.items():
+        low = text.casefold().replace("\u2019", "'")
+        words = set(_TOKEN.findall(low))
+        found = [closed[t] for w in words & firsts.keys() for t in firsts[w] if _pattern(t).search(low)]
+        if found:
+            out[rid] = max(found, key=lambda r: str(r["valid_until"]))
+    return out
