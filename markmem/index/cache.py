@@ -117,9 +117,17 @@ class Cache:
 
     # -- writes ---------------------------------------------------------------------
     def upsert_raw(self, entries: Iterable[RawEntry], compiled: bool = False) -> None:
+        """Insert turns and relink their neighbours, in one transaction (the caller's, if open):
+        in autocommit each row and each neighbour update was a WAL commit of its own."""
         rows = [_raw_row(e, compiled) for e in entries]
-        self.db.executemany(_RAW_SQL, rows)
-        link_neighbours(self.db, [r[0] for r in rows])  # the neighbour-context FTS column
+        db = self.db
+        if db.in_transaction:
+            db.executemany(_RAW_SQL, rows)
+            link_neighbours(db, [r[0] for r in rows])  # the neighbour-context FTS column
+            return
+        with _Tx(db):
+            db.executemany(_RAW_SQL, rows)
+            link_neighbours(db, [r[0] for r in rows])
 
     # -- bulk loading (rebuild) -----------------------------------------------------
     def create_bulk(self) -> None:
