@@ -4,12 +4,15 @@
     python bench/core.py --big           # also compile at 100k for one user (several minutes)
     python bench/core.py --only users    # one part only (add, compile, users, pages; repeatable)
 
-Machine caveat: 2 shared cores; compare ratios within one run rather than absolute times.
+Machine caveat: 2 shared cores; compare ratios within one run rather than absolute times. The users
+part also prints the CPU time of this process and of its children (git) while compiling, which other
+jobs on the machine do not inflate the way they do the wall clock.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import shutil
 import statistics
@@ -63,14 +66,18 @@ def bench_add(tmp: Path, n: int = 2000) -> None:
     print(f"add() regex gate + fsync, n={n}: p50 {statistics.median(times):.3f} ms  p95 {pct(times, 95):.3f} ms")
 
 
-def fill(mem: Memory, users: list[str], per_user: int, rng: random.Random) -> float:
-    """Add then flush; returns compile seconds (flush only)."""
+def fill(mem: Memory, users: list[str], per_user: int, rng: random.Random, cpu: list[float] | None = None) -> float:
+    """Add then flush; returns compile seconds (flush only). ``cpu`` gets [own, children] CPU seconds added."""
     for i in range(per_user):
         for u in users:
             mem.add(message(rng, i), user_id=u)
-    t = time.perf_counter()
+    t, before = time.perf_counter(), os.times()
     mem.flush()
-    return time.perf_counter() - t
+    took, after = time.perf_counter() - t, os.times()
+    if cpu is not None:
+        cpu[0] += after.user + after.system - before.user - before.system
+        cpu[1] += after.children_user + after.children_system - before.children_user - before.children_system
+    return took
 
 
 def bench_compile(tmp: Path, sizes: list[int]) -> None:
@@ -113,12 +120,14 @@ def bench_users(tmp: Path, users: int = 100, per_user: int = 1000) -> None:
     mem = open_mem(tmp / "users")
     rng = random.Random(7)
     ids = [f"user{i:03d}" for i in range(users)]
-    total = 0.0
+    total, cpu = 0.0, [0.0, 0.0]
     for _chunk in range(0, per_user, 100):
-        total += fill(mem, ids, 100, rng)
+        total += fill(mem, ids, 100, rng, cpu)
     mem.close()
-    print(f"compile {users} users x {per_user}: {users * per_user / total:8.0f} memories/s "
-          f"({users * per_user} memories, {total:.1f} s compiling)")
+    n = users * per_user
+    print(f"compile {users} users x {per_user}: {n / total:8.0f} memories/s "
+          f"({n} memories, {total:.1f} s compiling; CPU {cpu[0]:.1f} s + git {cpu[1]:.1f} s = "
+          f"{n / (cpu[0] + cpu[1]):,.0f} memories per CPU-second)", flush=True)
     bench_reindex(tmp / "users")
 
 

@@ -9,12 +9,13 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..model import Page, RawEntry
+from ..model import Claim, Page, RawEntry
 from . import schema, vecfile
 from .text import claim_body, content_hash, link_neighbours, link_users, turn_body
 
@@ -117,9 +118,17 @@ class Cache:
 
     # -- writes ---------------------------------------------------------------------
     def upsert_raw(self, entries: Iterable[RawEntry], compiled: bool = False) -> None:
+        """Insert turns and relink their neighbours, in one transaction (the caller's, if open):
+        in autocommit each row and each neighbour update was a WAL commit of its own."""
         rows = [_raw_row(e, compiled) for e in entries]
-        self.db.executemany(_RAW_SQL, rows)
-        link_neighbours(self.db, [r[0] for r in rows])  # the neighbour-context FTS column
+        db = self.db
+        if db.in_transaction:
+            db.executemany(_RAW_SQL, rows)
+            link_neighbours(db, [r[0] for r in rows])  # the neighbour-context FTS column
+            return
+        with _Tx(db):
+            db.executemany(_RAW_SQL, rows)
+            link_neighbours(db, [r[0] for r in rows])
 
     # -- bulk loading (rebuild) -----------------------------------------------------
     def create_bulk(self) -> None:
@@ -299,12 +308,32 @@ def _claim_rows(page: Page) -> list[tuple[Any, ...]]:
     rows = []
     archived = int(page.archived)
     for c in page.claims:
-        body = claim_body(c)
+        body, sources, metadata, text_hash = _claim_parts(c)
         rows.append((c.id, page.user_id, page.id, page.type, c.subject, c.predicate, c.value, c.text,
                      body, c.provenance, c.confidence, c.valid_from, c.valid_until, c.recorded_at,
-                     c.closed_at, c.supersedes, c.superseded_by, json.dumps(list(c.sources)),
-                     _json(c.metadata), archived, content_hash(body)))
+                     c.closed_at, c.supersedes, c.superseded_by, sources, metadata, archived, text_hash))
     return rows
+
+
+_PARTS_MAX = 1 << 15
+_parts: OrderedDict[int, tuple[Claim, tuple[str, str, str, str]]] = OrderedDict()
+_parts_lock = threading.Lock()
+
+
+def _claim_parts(c: Claim) -> tuple[str, str, str, str]:
+    """(FTS body, sources JSON, metadata JSON, body hash) of a claim, cached by identity (claims are
+    frozen): a compile plans every claim of each page it touches, and most are unchanged since the
+    previous batch (the same objects, from the page cache)."""
+    hit = _parts.get(id(c))
+    if hit is not None and hit[0] is c:
+        return hit[1]
+    body = claim_body(c)
+    parts = (body, json.dumps(list(c.sources)), _json(c.metadata), content_hash(body))
+    with _parts_lock:
+        _parts[id(c)] = (c, parts)
+        if len(_parts) > _PARTS_MAX:
+            _parts.popitem(last=False)
+    return parts
 
 
 @dataclass

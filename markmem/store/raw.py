@@ -109,8 +109,13 @@ def append(root: Path, entries: Sequence[RawEntry], codec: Codec, *, sync: bool 
     flush with :func:`sync_all` before it acknowledges them."""
     out: list[Located] = []
     by_file: dict[str, list[RawEntry]] = {}
+    segments: dict[tuple[str, str], str] = {}  # one lookup per user and day, not per entry of a list
     for e in entries:
-        by_file.setdefault(current_segment(root, e.user_id, e.recorded_at), []).append(e)
+        day = (e.user_id, e.recorded_at[:10])
+        rel = segments.get(day)
+        if rel is None:
+            rel = segments[day] = current_segment(root, e.user_id, e.recorded_at)
+        by_file.setdefault(rel, []).append(e)
     for rel, group in by_file.items():
         full = root / rel
         refuse_links(root, rel)

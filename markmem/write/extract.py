@@ -26,7 +26,6 @@ from .extract_change import norm_value, singular, slot_name
 from .extract_open import read_clause
 from .extract_recall import Recall
 from .extract_rules import (
-    ALL_NEEDS,
     ASSISTANT_LABELS,
     CLOSERS,
     ELLIPTICAL,
@@ -45,6 +44,7 @@ from .extract_rules import (
     looks_like_job,
     looks_like_name,
     looks_like_place,
+    present_needs,
 )
 from .extract_rules import REL as _REL
 from .extract_subject import third_party
@@ -215,7 +215,7 @@ def facts_in(sentence: str) -> list[Fact]:
     out: list[Fact] = []
     seen: set[str] = set()
     low = s.lower()
-    present = {n for n in ALL_NEEDS if n in low}  # every rule's literals, looked up once per clause
+    present = present_needs(low)  # every rule's literals, looked up once per clause
     for (pattern, base, kind, multi, conf), need in zip(RULES, RULE_NEEDS, strict=True):
         if need is not None and need.isdisjoint(present):
             continue  # the rule's required words are absent: it cannot match (see extract_rules.needs)

@@ -53,9 +53,18 @@ class Queue:
 
     def enqueue(self, located: Sequence[Located]) -> None:
         rows = [(loc.raw_id, loc.user_id, loc.path, loc.start, loc.end) for loc in located]
-        self._db().executemany(
-            'INSERT OR IGNORE INTO queue(raw_id, user_id, path, start, "end") VALUES (?,?,?,?,?)', rows
-        )
+        db = self._db()
+        if len(rows) == 1:  # autocommit: one statement, one commit
+            db.execute('INSERT OR IGNORE INTO queue(raw_id, user_id, path, start, "end") VALUES (?,?,?,?,?)', rows[0])
+            return
+        db.execute("BEGIN IMMEDIATE")  # one commit for the list, not one per row
+        try:
+            db.executemany('INSERT OR IGNORE INTO queue(raw_id, user_id, path, start, "end") VALUES (?,?,?,?,?)',
+                           rows)
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
 
     def take(self, limit: int) -> list[Located]:
         cur = self._db().execute(
