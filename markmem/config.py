@@ -42,6 +42,10 @@ class Settings:
     batch_size: int = 1000
     review_below: float = 0.5  # candidates under this confidence go to review
     token_budget: int = 800
+    # The graph lane (read/graph.py: a personalized PageRank from entities the question names) in
+    # every search. Off by default: it changed no labelled LoCoMo/LongMemEval result and costs ~2 ms
+    # CPU per search at 10k (bench/results/recall.md); entity pages and `related` work either way.
+    graph_lane: bool = False
     encryption: bool = False
     cache_layout: str = "auto"  # split (auto): a file per user, per-user statistics; one: a single file
     master_key: str | None = None  # wraps per-user data keys when set
@@ -111,6 +115,8 @@ class Settings:
             values["max_input_bytes"] = int(env["MARKMEM_MAX_INPUT_BYTES"])
         if env.get("MARKMEM_BACKGROUND"):  # a cluster replica that leaves compiling to `markmem worker`: 0
             values["background"] = env["MARKMEM_BACKGROUND"].lower() in ("1", "true", "yes", "on")
+        if env.get("MARKMEM_GRAPH_LANE"):
+            values["graph_lane"] = env["MARKMEM_GRAPH_LANE"].lower() in ("1", "true", "yes", "on")
         if env.get("MARKMEM_SHARDS"):
             values["shards"] = int(env["MARKMEM_SHARDS"])
         if env.get("MARKMEM_DURABLE_ADD"):

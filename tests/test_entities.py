@@ -123,6 +123,21 @@ def test_graph_lane_explains_its_rank_and_weight(told: Memory) -> None:
     assert default and not any("graph" in h.explain["lanes"] for h in default)  # type: ignore[index]
 
 
+def test_the_graph_lane_setting_turns_it_on(told: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+    on = Memory(told.root, pii_engine="regex", vector_model=None, background=False, graph_lane=True)
+    try:
+        hits = on.search("what did Maria do last week?", user_id="alice", explain=True)
+    finally:
+        on.close()
+    assert any("graph" in h.explain["lanes"] for h in hits)  # type: ignore[index]
+    assert [(h.id, h.score) for h in hits] == [(h.id, h.score) for h in walk(told, "what did Maria do last week?",
+                                                                              "alice")]
+    monkeypatch.setenv("MARKMEM_GRAPH_LANE", "1")
+    from markmem.config import Settings
+
+    assert Settings.from_env().graph_lane is True
+
+
 def test_graph_stays_fresh_and_is_per_user(told: Memory) -> None:
     walk(told, "Maria", "alice")
     told.add("Maria adopted a kitten named Miso", user_id="alice")  # a turn only: no entity page changes

@@ -61,6 +61,7 @@ class Recipe:
 
 
 DEFAULT = Recipe()
+GRAPH = Recipe(graph_depth=10)  # Settings.graph_lane / MARKMEM_GRAPH_LANE=1
 
 
 @dataclass

@@ -10,7 +10,7 @@ from ..context import Context
 from ..index import lexicon
 from ..model import Hit, Source
 from . import facts, fts, said, when
-from .fuse import DEFAULT, ROLE_TRUST, Cand, Recipe, day_number, fuse, trace
+from .fuse import DEFAULT, GRAPH, ROLE_TRUST, Cand, Recipe, day_number, fuse, trace
 from .query import Query, parse
 
 Key = tuple[str, str]
@@ -27,7 +27,8 @@ def search(
     recipe: Recipe | None = None,
 ) -> list[Hit]:
     try:
-        return _search(ctx.scoped(user_id), query, user_id, top_k, as_of, known_at, explain, recipe or DEFAULT)
+        chosen = recipe or (GRAPH if ctx.settings.graph_lane else DEFAULT)
+        return _search(ctx.scoped(user_id), query, user_id, top_k, as_of, known_at, explain, chosen)
     finally:
         lexicon.start_pending()  # a big user's in-memory index, built once this search has returned
 
