@@ -74,3 +74,41 @@ def test_an_interrupted_rewrite_keeps_no_plaintext_in_its_journal(tmp_repo: Path
         assert report.ok and report.resumed  # type: ignore[union-attr]
         assert report.verify is not None and report.verify.fingerprints > 0  # type: ignore[union-attr]
     assert not [m for m in alice_markers() if m.encode() in all_objects(tmp_repo)]
+
+
+def test_forget_empties_the_process_memo_caches_that_hold_memory_text(tmp_repo: Path) -> None:
+    """Process-wide caches (clause parses, pack line costs, FTS token map, page YAML scalars, value
+    terms...) are shared by every user: after an erasure none still holds the erased user's words."""
+    import sys
+
+    from markmem.erase import scrub
+
+    m = Memory(tmp_repo, pii_engine="regex", background=False)  # default vectors and clause parser
+    try:
+        m.add("Actually I moved to Quixotville last spring, my cat Zorblax loves it", user_id="jane")
+        m.add("I live in Rome", user_id="bob")
+        m.flush()
+        m.search("Where does the user live? Quixotville", user_id="jane", format="context")
+        m.search("Zorblax last spring", user_id="jane", as_of="2026-01-01T00:00:00Z")
+
+        def holding() -> list[str]:
+            found = []
+            for name, attr in scrub.TEXT_CACHES + scrub.TEXT_DICTS:
+                module = sys.modules.get(name)
+                if module is None:
+                    continue
+                cache = getattr(module, attr)
+                if hasattr(cache, "cache_info"):
+                    text = repr(cache.cache_info()) if cache.cache_info().currsize == 0 else "filled"
+                else:
+                    text = repr(list(cache.keys())[:50_000]) + repr(list(cache.values())[:50_000])
+                if "filled" in text or "quixotville" in text.lower() or "zorblax" in text.lower():
+                    found.append(f"{name}.{attr}")
+            return found
+
+        assert holding()  # the search and the compile filled some of them
+        m.forget("jane", mode="scrub")
+        assert holding() == []
+        assert m.search("Rome", user_id="bob")  # they refill for the users that are left
+    finally:
+        m.close()

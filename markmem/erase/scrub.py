@@ -58,6 +58,38 @@ def forget_in_memory(user_id: str) -> None:
     fts.forget_vocabularies()
     wordpiece.forget_all()
     dense.forget_queries()
+    forget_text_caches()
+
+
+# Process-wide memo caches keyed by (or holding) text from users' memories: clauses and their
+# parses, values and their terms, page lines and YAML scalars, pack lines, question windows.
+# Shared by every user, so an erasure empties them all (they refill from what is left).
+TEXT_CACHES = (
+    ("markmem.write.clauses", "_parse_cached"), ("markmem.write.clauses", "_split_cached"),
+    ("markmem.write.extract_time", "_dateparser"), ("markmem.read.when", "_window"),
+    ("markmem.read.when", "_parse"), ("markmem.read.echo", "terms"), ("markmem.read.echo", "_words"),
+    ("markmem.read.echo", "_pattern"), ("markmem.read.pack", "_line_cost"), ("markmem.store.pages", "_one_line"),
+    ("markmem.store.yamlfast", "_str_scalar"), ("markmem.store.yamlfast", "_parse_immutable"),
+)
+TEXT_DICTS = (("markmem.read.fts", "_TOKENS"), ("markmem.store.pages", "_claim_text"),
+              ("markmem.store.pages", "_cache"))
+
+
+def forget_text_caches() -> None:
+    """Empty the memo caches that hold memory text (only modules already imported: nothing to empty
+    in the others)."""
+    import contextlib
+    import sys
+
+    for name, attr in TEXT_CACHES:
+        module = sys.modules.get(name)
+        if module is not None:
+            getattr(module, attr).cache_clear()
+    for name, attr in TEXT_DICTS:
+        module = sys.modules.get(name)
+        if module is not None:
+            with getattr(module, "_cache_lock", contextlib.nullcontext()):  # store.pages guards its own
+                getattr(module, attr).clear()
 
 
 def compact_cache(ctx: Context) -> None:
