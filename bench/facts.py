@@ -100,7 +100,11 @@ FIRST_RUN = ("blind set, first run before any tuning (a88e42d, 2026-12-01, defau
 FIRST_RUN_BLIND2 = ("blind2 set, first run (ea85856, markmem as main b55e39a, 2026-12-01, default settings): "
                     "ledger-current 57.0%, current@1 64.7% (pack@1 69.1%, json@1 67.1%), stale-shown@5 56.6%, "
                     "as_of@5 100.0%, latest-wins@1 55.1%, no claim in 26 of 150 scenarios")
-FIRST_RUNS = {"blind": FIRST_RUN, "blind2": FIRST_RUN_BLIND2}
+# blind3's first run, before anyone looked at it (bench/results/facts-blind3-first-run.md): every run prints it
+FIRST_RUN_BLIND3 = ("blind3 set, first run (b707593, markmem as main 2540ec6, 2026-12-01, default settings): "
+                    "ledger-current 47.0%, current@1 54.5% (pack@1 59.4%, json@1 57.9%), stale-shown@5 66.9%, "
+                    "as_of@5 100.0%, latest-wins@1 32.2%, no claim in 36 of 150 scenarios")
+FIRST_RUNS = {"blind": FIRST_RUN, "blind2": FIRST_RUN_BLIND2, "blind3": FIRST_RUN_BLIND3}
 LABELS = {"ledger": "ledger-current", "pack1": "pack@1", "json1": "json@1", "current1": "current@1",
           "stale5": "stale-shown@5", "asof5": "as_of@5", "latest1": "latest-wins@1"}
 
