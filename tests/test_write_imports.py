@@ -16,7 +16,7 @@ from pathlib import Path
 
 COMPILE_ONLY = ("markmem.write.extract", "markmem.write.extract_rules", "markmem.write.entities",
                 "markmem.write.resolve")
-SEARCH_ONLY: tuple[str, ...] = ()
+SEARCH_ONLY = ("markmem.read.search", "markmem.read.pack", "markmem.index.lexicon", "markmem.index.vecfile", "numpy")
 
 SCRIPT = """
 import json, sys

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model import Claim, Page, RawEntry
-from . import schema, vecfile
+from . import schema
 from .text import claim_body, content_hash, link_neighbours, link_users, turn_body
 
 FTS_SEGMENTS = 2  # see Cache.merge_claims_fts
@@ -95,6 +95,7 @@ class Cache:
         self.close()
         for suffix in ("", "-wal", "-shm"):
             Path(str(self.path) + suffix).unlink(missing_ok=True)
+        from . import vecfile  # numpy: not imported by a process that only writes
         vecfile.forget_all_files(self.path)  # the matrices saved beside it were derived from it
 
     # -- users ----------------------------------------------------------------------
@@ -234,6 +235,7 @@ class Cache:
         for table in ("raw", "claims", "pages", "vectors"):
             counts[table] = db.execute(f"DELETE FROM {table} WHERE user_id=?", (user_id,)).rowcount
         db.execute("DELETE FROM user_gen WHERE user_id=?", (user_id,))  # the id itself may be PII
+        from . import vecfile  # numpy: not imported by a process that only writes
         vecfile.forget_user_files(self.path, user_id)
         self.clear_problems(f"wiki/u/{user_id}/")
         self.clear_problems(f"raw/u/{user_id}/")
