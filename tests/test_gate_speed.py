@@ -1,14 +1,20 @@
-"""The regex gate skips a rule when the text lacks what the rule cannot match without (digits, an
-``@``, a dot or colon): the findings must be exactly those of running every rule."""
+"""The gate's prefilters change no verdict. The regex gate skips a rule when the text lacks what the
+rule cannot match without (digits, an ``@``, a dot or colon): the findings must be exactly those of
+running every rule. The injection guard's foreign lexicon rejects a text none of whose words a
+trigger concept looks up: the totals must be those of asking every concept."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
+import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from markmem.ports import PiiFinding
-from markmem.write import regex_pii
+from markmem.write import injection_fold, injection_text, regex_pii
 from markmem.write.regex_pii import RegexScanner
 
 
@@ -55,3 +61,43 @@ def test_glued_pieces_find_what_every_rule_finds(text: str) -> None:
 @given(st.text(alphabet=st.sampled_from("0123456789 .-:@+()aZ\n٣５"), max_size=40))
 def test_digit_soup_finds_what_every_rule_finds(text: str) -> None:
     assert RegexScanner().analyze(text) == every_rule(text)
+
+
+# --- the injection guard's foreign-language lexicon: one set lookup rejects most texts ----------
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _injection_texts() -> list[str]:
+    cases = yaml.safe_load((ROOT / "tests" / "data" / "injection_cases.yaml").read_text("utf-8"))
+    texts = [c if isinstance(c, str) else c.get("text", "") for group in cases.values() for c in group]
+    lines = (ROOT / "tests" / "data" / "injection_tuning.jsonl").read_text("utf-8").splitlines()
+    return [t for t in texts if t] + [json.loads(line)["text"] for line in lines if line.strip()]
+
+
+def every_concept(norm: str) -> dict[str, float]:
+    """The lexicon's verdict before the fast reject: every trigger concept asked."""
+    words = set(injection_text._WORD.findall(norm))
+    cjk = bool(injection_text._CJK.search(norm))
+    if not any(injection_text._CONCEPTS[name].found(norm, words, cjk) for name in injection_text._TRIGGERS):
+        return {}
+    totals: dict[str, float] = {}
+    for sentence in injection_text._SENTENCE.split(norm):
+        here = set(injection_text._WORD.findall(sentence))
+        present = {n for n, c in injection_text._CONCEPTS.items() if c.found(sentence, here, cjk)}
+        for label, weight, needs in injection_text._FOREIGN_RULES:
+            if present.issuperset(needs):
+                totals[label] = max(totals.get(label, 0.0), weight)
+    return totals
+
+
+def test_the_foreign_lexicon_rejects_only_what_every_concept_rejects() -> None:
+    texts = _injection_texts()
+    assert len(texts) > 300
+    flagged = 0
+    for text in texts:
+        norm = injection_fold.prepare(text)[0]
+        fast = injection_text.foreign_matches(norm, injection_fold.fold)
+        assert fast == every_concept(norm), text
+        flagged += bool(fast)
+    assert flagged >= 10  # the multilingual orders are in there
