@@ -113,3 +113,18 @@ def test_the_entry_copied_with_its_path_equals_replace() -> None:
     assert copied == dataclasses.replace(e, path="raw/u/alice/2026/08/02.jsonl") and e.path == ""
     with pytest.raises(dataclasses.FrozenInstanceError):
         copied.path = "x"  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("torn", [b'{"id": "r-torn", "user_id": "ali', b"x" * 9000])
+def test_a_torn_tail_longer_than_a_read_is_cut_before_a_list_is_appended(tmp_repo: Path, torn: bytes) -> None:
+    with Memory(tmp_repo, **OPEN) as mem:
+        first = mem.add(["I live in Lisbon", "and I like tea"], user_id="alice").ids
+    (path,) = (tmp_repo / "raw" / "u" / "alice").rglob("*.jsonl")
+    intact = path.read_bytes()
+    with open(path, "ab") as fh:
+        fh.write(torn)  # a crash mid-append: never acknowledged
+    with Memory(tmp_repo, **OPEN) as mem:
+        second = mem.add(["I work as a pilot", "on long flights"], user_id="alice").ids
+    data = path.read_bytes()
+    assert data.startswith(intact) and b"torn" not in data and b"xxx" not in data
+    assert list(_raw_ids(tmp_repo)) == [*first, *second]
