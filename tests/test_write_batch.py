@@ -19,6 +19,7 @@ import pytest
 from markmem import Memory
 from markmem.model import RawEntry
 from markmem.write import pipeline
+from tests.test_durability import count_lines, wait_for_more_lines
 
 OPEN = {"pii_engine": "regex", "vector_model": None, "background": False}
 
@@ -66,11 +67,14 @@ def test_kill_9_during_list_adds_loses_no_acknowledged_turn(tmp_repo: Path, tmp_
     for round_ in range(6):
         child = subprocess.Popen([sys.executable, "-c", CHILD, str(tmp_repo), str(acked), str(round_ * 100_000)],
                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        before = count_lines(acked)
         time.sleep(rng.uniform(0.8, 2.0))
+        if round_ % 2:  # every other kill waits for progress first: a loaded machine starts children slowly
+            wait_for_more_lines(acked, before, child)
         os.kill(child.pid, signal.SIGKILL)
         child.wait()
     lists = [line.split() for line in acked.read_text().splitlines() if line.strip()]
-    assert len(lists) > 5 and all(len(ids) == 20 for ids in lists)
+    assert len(lists) >= 3 and all(len(ids) == 20 for ids in lists)
     with Memory(tmp_repo, **OPEN) as mem:
         lines = _raw_ids(tmp_repo)
         assert all(lines[i] == 1 for ids in lists for i in ids), "every acknowledged turn is in raw/ exactly once"
