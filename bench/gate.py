@@ -9,7 +9,10 @@ Reports, per gate (Presidio with the real spaCy model, and the regex fallback):
     fsync's wait for the disk), and the scanner's share of it (``analyze_batch([message])`` alone);
   * add() of a 20-message list (a chat turn's history): p50 wall and CPU over 100 calls;
   * batch throughput: ONE add() call with 1,000 messages (the batch analyzer scans them
-    together, one fsync), in messages/s, against 1,000 single add() calls.
+    together, one fsync), in messages/s, against 1,000 single add() calls;
+  * a fresh process that only writes (regex gate): CPU of ``import markmem``, of opening an
+    existing repo and of its first add() (median of 5 processes; the extractor and the read path
+    are not imported by it).
 
     python bench/gate.py                       (markmem importable: installed, or PYTHONPATH=.)
     python bench/gate.py --engine regex        (one gate only; repeatable)
@@ -21,7 +24,9 @@ fsync waits behind their writes); the CPU column is what add() itself costs.
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -88,6 +93,32 @@ def bench(engine: str) -> dict[str, float]:
     }
 
 
+FRESH = """
+import json, sys, time
+c0 = time.process_time()
+import markmem
+c1 = time.process_time()
+mem = markmem.Memory(sys.argv[1], pii_engine="regex", vector_model=None, background=False)
+c2 = time.process_time()
+mem.add("I moved to Lisbon last month and I prefer aisle seats.", user_id="alice")
+c3 = time.process_time()
+mem.close()
+print(json.dumps([1000 * (c1 - c0), 1000 * (c2 - c1), 1000 * (c3 - c2)]))
+"""
+
+
+def fresh_process(runs: int = 5) -> list[float]:
+    """(import, open, first add) CPU ms of a process that only writes: medians over ``runs``."""
+    with tempfile.TemporaryDirectory() as tmp:
+        repo = str(Path(tmp) / "repo")
+        rows = []
+        for i in range(runs + 1):  # the first creates the repo and the bytecode cache: untimed
+            out = subprocess.run([sys.executable, "-c", FRESH, repo], capture_output=True, text=True, check=True)
+            if i:
+                rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    return [statistics.median(col) for col in zip(*rows, strict=True)]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description="add() with each PII gate: latency, CPU, throughput")
     ap.add_argument("--engine", choices=["presidio", "regex"], action="append",
@@ -107,6 +138,9 @@ def main() -> int:
         print(f"{engine:<10} {r['add_p50']:>7.2f}ms {r['add_p95']:>7.2f}ms {r['add_cpu']:>7.2f}ms "
               f"{r['scan_p50']:>7.2f}ms {r['list_p50']:>7.2f}ms {r['list_cpu']:>7.2f}ms "
               f"{r['batch_msgs_s']:>8.0f} msg/s {r['single_msgs_s']:>8.0f} msg/s", flush=True)
+    imp, opened, first = fresh_process()
+    print(f"a fresh process that only writes (CPU, median of 5): import markmem {imp:.0f} ms, open {opened:.0f} ms, "
+          f"first add() {first:.0f} ms")
     return 0
 
 

@@ -15,9 +15,6 @@ from .errors import EditQuarantined, MarkmemError
 from .ids import validate_user_id
 from .index.rebuild import Progress, RebuildReport, rebuild
 from .model import AddResult, Claim, CompileReport, Hit, Pack, Page, RawEntry
-from .read import pack as packing
-from .read import request
-from .read import search as searching
 from .setup import build_context, sync_cache
 from .write import pipeline
 
@@ -144,6 +141,10 @@ class Memory:
     def search(self, query: str, user_id: str, top_k: int = 5, as_of: Any = None, known_at: Any = None,
                format: str = "json", explain: bool = False, budget: int | None = None) -> list[Hit] | Pack:
         """Hybrid search within one user. ``format="context"`` returns a token-budgeted Pack."""
+        from .read import pack as packing
+        from .read import request
+        from .read import search as searching
+
         a = request.check(query, user_id, top_k, as_of, known_at, format, explain, budget)
         if self._cluster is not None:  # pgindex.search takes the same arguments
             return self._cluster.search(a)  # type: ignore[no-any-return]

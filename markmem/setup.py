@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from .adapters.deferred import DeferredEmbedder, DeferredScanner, probe
+from .adapters.deferred import DeferredEmbedder, DeferredExtractor, DeferredScanner, probe
 from .config import Settings
 from .context import Context
 from .errors import GateUnavailable, MalformedPage, MarkmemError, RepoError
@@ -27,7 +27,6 @@ from .store.git import Git
 from .store.lock import FileLock
 from .store.pages import read_page
 from .store.repo import init_repo, read_repo_config
-from .write.extract import HeuristicExtractor
 from .write.queue import Queue
 
 log = logging.getLogger("markmem")
@@ -145,7 +144,7 @@ def _extractor(settings: Settings, warnings: list[str]) -> Extractor:
         raise GateUnavailable(f"clause_parser='spacy' needs spaCy and its model ({exc})") from exc
     if name != "spacy" and settings.clause_parser == "auto":
         warnings.append("clause parser: regex fallback (spaCy or its model is not installed)")
-    heuristic = HeuristicExtractor(splitter)
+    heuristic = DeferredExtractor("heuristic", lambda: _heuristic(splitter))
     if settings.extractor == "heuristic":
         return heuristic
     try:
@@ -155,6 +154,12 @@ def _extractor(settings: Settings, warnings: list[str]) -> Extractor:
     except (ImportError, MarkmemError) as exc:
         warnings.append(f"LLM extractor {settings.extractor!r} unavailable ({exc}): using the heuristic extractor")
         return heuristic
+
+
+def _heuristic(splitter: Callable[[str], list[str]]) -> Extractor:
+    from .write.extract import HeuristicExtractor  # its rules compile on the first compile, not at open
+
+    return HeuristicExtractor(splitter)
 
 
 def _injection_guard(warnings: list[str]):  # type: ignore[no-untyped-def]

@@ -8,7 +8,9 @@ that answers which gate will run, so a policy the gate cannot honour still refus
 If the real load then fails although the probe found the packages (a broken install), ``auto``
 falls back to the regex gate with a warning, and ``presidio`` raises GateUnavailable before
 anything is written, exactly as at open. :class:`DeferredEmbedder` does the same for the vector
-model (0.6 s), which only search and compile need.
+model (0.6 s), which only search and compile need, and :class:`DeferredExtractor` for the
+heuristic extractor, whose rule table compiles ~0.1 s of regular expressions that only a compile
+reads (``add()`` never extracts).
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from ..ports import Embedder, PiiFinding, PiiScanner
+from ..model import RawEntry
+from ..ports import Embedder, Extraction, Extractor, PiiFinding, PiiScanner
 from .presidio import SM_MODEL, SM_MODEL_PYPI  # importing the adapter imports neither Presidio nor spaCy
 
 
@@ -92,4 +95,23 @@ class DeferredEmbedder:
         return self.embedder().embed(texts)
 
 
-__all__ = ["DeferredEmbedder", "DeferredScanner", "probe"]
+class DeferredExtractor:
+    """An Extractor that builds ``load()``'s extractor on its first ``extract`` (a compile)."""
+
+    def __init__(self, name: str, load: Callable[[], Extractor]) -> None:
+        self.name = name
+        self._load = load
+        self._real: Extractor | None = None
+        self._lock = threading.Lock()
+
+    def extractor(self) -> Extractor:
+        with self._lock:
+            if self._real is None:
+                self._real = self._load()
+            return self._real
+
+    def extract(self, entries: Sequence[RawEntry]) -> Extraction:
+        return self.extractor().extract(entries)
+
+
+__all__ = ["DeferredEmbedder", "DeferredExtractor", "DeferredScanner", "probe"]

@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 
 from ..ids import validate_user_id
 from ..model import Page, RawEntry
-from . import schema, vecfile
+from . import schema
 from .cache import Cache, PagesPlan
 
 T = TypeVar("T")
@@ -149,6 +149,7 @@ class SplitCache(Cache):
             shard.retire()
         for path in self.folder.glob("*.db*") if self.folder.is_dir() else []:
             path.unlink(missing_ok=True)
+        from . import vecfile  # numpy: not imported by a process that only writes
         vecfile.forget_all_files(self.folder / "index.db")  # the users' saved matrices (u/vec/)
         super().remove_files()
 
@@ -165,6 +166,7 @@ class SplitCache(Cache):
         path = self.file_of(user_id)
         for suffix in ("", "-wal", "-shm", "-journal"):
             Path(str(path) + suffix).unlink(missing_ok=True)
+        from . import vecfile  # numpy: not imported by a process that only writes
         vecfile.forget_user_files(path, user_id)
         self.db.execute("DELETE FROM shards WHERE user_id=?", (user_id,))
         return counts

@@ -86,7 +86,8 @@ def screen(
         reason = None
         if detect_injection is not None:
             reason = _guard(detect_injection, rec, side.text)
-        gated = replace(side.rebuild(rec, side_f, policy), text=mask(rec.text, main_f, policy))
+        base, text = side.rebuild(rec, side_f, policy), mask(rec.text, main_f, policy)
+        gated = base if text is base.text else replace(base, text=text)  # nothing masked: no copy
         out.append(Gated(gated, tuple(sorted(entities)), tuple(sorted(masked)), reason))
     return out
 

@@ -279,14 +279,19 @@ class _Concept:
 
 
 _CONCEPTS: dict[str, _Concept] = {}
+_TRIGGER_KEYS: set[str] = set()  # every word a trigger concept looks up: no CJK and none of them, no match
 
 
 def foreign_matches(norm: str, fold: Callable[[str], str]) -> dict[str, float]:
     """Summed weight per label of the foreign-language rules matching the folded text ``norm``."""
     if not _CONCEPTS:
-        _CONCEPTS.update({name: _Concept(phrases, fold) for name, phrases in _C.items()})
+        built = {name: _Concept(phrases, fold) for name, phrases in _C.items()}
+        _TRIGGER_KEYS.update(*(built[name].words.union(built[name].phrases) for name in _TRIGGERS))
+        _CONCEPTS.update(built)  # last: a thread that sees the concepts sees the keys
     words = set(_WORD.findall(norm))
     cjk = bool(_CJK.search(norm))
+    if not cjk and words.isdisjoint(_TRIGGER_KEYS):
+        return {}  # what the test below decides for such a text, in one set lookup
     if not any(_CONCEPTS[name].found(norm, words, cjk) for name in _TRIGGERS):
         return {}
     totals: dict[str, float] = {}

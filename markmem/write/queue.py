@@ -11,6 +11,7 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..model import RawEntry
 from ..store import raw
 from ..store.codec import Codec
 from ..store.raw import Located
@@ -96,9 +97,11 @@ class Queue:
         return int(self._db().execute(q, (user_id,)).fetchone()[0])
 
 
-def recover(root: Path, queue: Queue, codec: Codec) -> int:
-    """Enqueue raw lines past each user's checkpoint. Caller holds the writer lock."""
+def recover(root: Path, queue: Queue, codec: Codec) -> list[RawEntry]:
+    """Enqueue raw lines past each user's checkpoint and return their entries. Caller holds the
+    writer lock."""
     found: list[Located] = []
+    entries: list[RawEntry] = []
     checkpoints: dict[str, dict[str, int]] = {}
     for uid, rel in raw.iter_files(root):
         if uid not in checkpoints:  # once per user (setdefault would read it once per file)
@@ -109,6 +112,7 @@ def recover(root: Path, queue: Queue, codec: Codec) -> int:
             continue
         for entry, s, e in raw.read_range(root, rel, start, None, codec, uid):
             found.append(Located(rel, s, e, entry.id, uid))
+            entries.append(entry)
     if found:
         queue.enqueue(found)
-    return len(found)
+    return entries
