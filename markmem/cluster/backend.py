@@ -177,7 +177,7 @@ class ClusterBackend:
 
             raise InvalidInput("an access export is of one user: pass user_id", field="user_id")
         shard = None if user_id is None else self.shard_of(user_id)
-        return repos.export(self.shards, shard, user_id, to, path, progress)
+        return repos.export(self.shards, self.url, self.conn(), shard, user_id, to, path, progress)
 
     # -- erasure ---------------------------------------------------------------------------
     def forget(self, user_id: str, mode: str, dry_run: bool) -> Any:
