@@ -311,7 +311,8 @@ def bench_lag(tmp: Path, admin: str, rate: int, seconds: float, shards: int = 8,
         p.wait()
     mem.close()
     lags = [(compiled[r] - added[r]) * 1000 for r in added if r in compiled]
-    print(f"lag at {achieved:.0f} msg/s offered for {seconds:.0f} s ({total} adds, {n_workers} workers, {shards} shards): "
+    print(f"lag at {achieved:.0f} msg/s offered for {seconds:.0f} s ({total} adds, {n_workers} workers, "
+          f"{shards} shards): "
           f"searchable on return in {sum(seen):.0f}/{len(seen)} checks; compiled (in git, index synced) "
           f"p50 {pct(lags, 50):,.0f} ms p95 {pct(lags, 95):,.0f} ms; drained {wall:.0f} s after the first add; "
           f"CPU used: replica {replica:.0f} s, workers {work:.0f} s, PostgreSQL {pg:.0f} s "
