@@ -202,21 +202,27 @@ def _batch_row(e: RawEntry, ops: dict[str, str | None]) -> tuple[Any, ...]:
 
 def _sync_many(conn: Any, root: Path, uids: list[str], codec: Codec, ops: dict[str, str | None],
                embedder: Embedder | None, batch: dict[str, list[RawEntry]] | None = None) -> dict[str, dict[str, int]]:
-    touch = _lock_users(conn, uids)
+    with conn.pipeline():  # the lock and the three reads in one round trip, the writes in another
+        return _sync_piped(conn, root, uids, codec, ops, embedder, batch)
+
+
+def _sync_piped(conn: Any, root: Path, uids: list[str], codec: Codec, ops: dict[str, str | None],
+                embedder: Embedder | None, batch: dict[str, list[RawEntry]] | None) -> dict[str, dict[str, int]]:
+    locked = _lock_users(conn, uids)
     if batch is None:
-        have = _grouped(conn, "SELECT user_id, id, " + ", ".join(TURN_COLS) + ", in_repo FROM mm_turns "
-                        "WHERE user_id = ANY(%s)", uids)
+        turns = conn.execute("SELECT user_id, id, " + ", ".join(TURN_COLS) + ", in_repo FROM mm_turns "
+                             "WHERE user_id = ANY(%s)", (uids,))
     else:  # only the batch's turns
         pairs = [(u, e.id) for u in uids for e in batch[u]]
-        have = {}
-        for row in conn.execute("SELECT user_id, id, " + ", ".join(TURN_COLS) + ", in_repo FROM mm_turns "
-                                "WHERE (user_id, id) IN (SELECT * FROM unnest(%s::text[], %s::text[]))",
-                                ([u for u, _ in pairs], [i for _, i in pairs])).fetchall():
-            have.setdefault(row[0], []).append(tuple(row[1:]))
-    old_pages = _grouped(conn, f"SELECT user_id, {PAGE_COLS} FROM mm_pages WHERE user_id = ANY(%s) "
-                         "ORDER BY user_id, id", uids)
-    old_claims = _grouped(conn, f"SELECT user_id, {CLAIM_COLS} FROM mm_claims WHERE user_id = ANY(%s) "
-                          "ORDER BY user_id, pos", uids)
+        turns = conn.execute("SELECT user_id, id, " + ", ".join(TURN_COLS) + ", in_repo FROM mm_turns "
+                             "WHERE (user_id, id) IN (SELECT * FROM unnest(%s::text[], %s::text[]))",
+                             ([u for u, _ in pairs], [i for _, i in pairs]))
+    pages_cur = conn.execute(f"SELECT user_id, {PAGE_COLS} FROM mm_pages WHERE user_id = ANY(%s) "
+                             "ORDER BY user_id, id", (uids,))
+    claims_cur = conn.execute(f"SELECT user_id, {CLAIM_COLS} FROM mm_claims WHERE user_id = ANY(%s) "
+                              "ORDER BY user_id, pos", (uids,))
+    touch = {str(u): int(t) for u, t in locked.fetchall()}
+    have, old_pages, old_claims = _grouped(turns), _grouped(pages_cur), _grouped(claims_cur)
     plan = _Plan()
     stats = {u: plan.user(root, u, codec, ops, have.get(u, []), old_pages.get(u, []), old_claims.get(u, []),
                           touch[u], None if batch is None else batch[u]) for u in uids}
@@ -231,20 +237,19 @@ def _sync_many(conn: Any, root: Path, uids: list[str], codec: Codec, ops: dict[s
     return stats
 
 
-def _lock_users(conn: Any, uids: list[str]) -> dict[str, int]:
+def _lock_users(conn: Any, uids: list[str]) -> Any:
     """The users' generation rows, created if need be and locked in user order until the
-    transaction ends. Returns each one's ``touch``."""
+    transaction ends: a cursor of (user_id, touch), fetched by the caller (pipeline mode)."""
     conn.execute("INSERT INTO mm_user_gen(user_id) SELECT unnest(%s::text[]) ON CONFLICT (user_id) DO NOTHING",
                  (uids,))
-    rows = conn.execute("SELECT user_id, touch FROM mm_user_gen WHERE user_id = ANY(%s) ORDER BY user_id FOR UPDATE",
-                        (uids,)).fetchall()
-    return {str(u): int(t) for u, t in rows}
+    return conn.execute("SELECT user_id, touch FROM mm_user_gen WHERE user_id = ANY(%s) ORDER BY user_id FOR UPDATE",
+                        (uids,))
 
 
-def _grouped(conn: Any, sql: str, uids: list[str]) -> dict[str, list[tuple[Any, ...]]]:
-    """Rows of ``sql`` (its first column the user id) per user, that column dropped, in order."""
+def _grouped(cur: Any) -> dict[str, list[tuple[Any, ...]]]:
+    """A cursor's rows (the first column the user id) per user, that column dropped, in order."""
     out: dict[str, list[tuple[Any, ...]]] = {}
-    for row in conn.execute(sql, (uids,)).fetchall():
+    for row in cur.fetchall():
         out.setdefault(row[0], []).append(tuple(row[1:]))
     return out
 
