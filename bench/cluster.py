@@ -253,11 +253,11 @@ def _bytes_per_turn(url: str, n: int) -> str:
     return f"{total / 1e6:.1f} MB for {n} entries, {total / n:,.0f} bytes per entry (turns, pages, claims)"
 
 
-def bench_lag(tmp: Path, admin: str, rate: int, seconds: float, shards: int = 8) -> None:
-    url = fresh_db(admin, f"lag_{rate}_{shards}")
-    root = tmp / f"lag-{rate}-{shards}"
+def bench_lag(tmp: Path, admin: str, rate: int, seconds: float, shards: int = 8, n_workers: int = 2) -> None:
+    url = fresh_db(admin, f"lag_{rate}_{shards}_{n_workers}")
+    root = tmp / f"lag-{rate}-{shards}-{n_workers}"
     mem = Memory(root, database_url=url, shards=shards, **FAST)  # type: ignore[arg-type]
-    procs = workers(url, root, 2, once=False)
+    procs = workers(url, root, n_workers, once=False)
     time.sleep(3)  # workers import and connect
     added: dict[str, float] = {}
     compiled: dict[str, float] = {}
@@ -311,7 +311,8 @@ def bench_lag(tmp: Path, admin: str, rate: int, seconds: float, shards: int = 8)
         p.wait()
     mem.close()
     lags = [(compiled[r] - added[r]) * 1000 for r in added if r in compiled]
-    print(f"lag at {achieved:.0f} msg/s offered for {seconds:.0f} s ({total} adds, 2 workers, {shards} shards): "
+    print(f"lag at {achieved:.0f} msg/s offered for {seconds:.0f} s ({total} adds, {n_workers} workers, "
+          f"{shards} shards): "
           f"searchable on return in {sum(seen):.0f}/{len(seen)} checks; compiled (in git, index synced) "
           f"p50 {pct(lags, 50):,.0f} ms p95 {pct(lags, 95):,.0f} ms; drained {wall:.0f} s after the first add; "
           f"CPU used: replica {replica:.0f} s, workers {work:.0f} s, PostgreSQL {pg:.0f} s "
@@ -340,6 +341,7 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=20)
     ap.add_argument("--lag-rates", default=None, help="comma-separated rates for the lag run (default: --rate)")
     ap.add_argument("--lag-shards", type=int, default=8)
+    ap.add_argument("--lag-workers", default="2", help="comma-separated worker process counts for the lag run")
     args = ap.parse_args()
     parts = args.only or ["add", "compile", "lag", "search", "locomo"]
     tmp = Path(tempfile.mkdtemp(prefix="markmem-cluster-bench-"))
@@ -354,7 +356,8 @@ def main() -> None:
         arithmetic(args.rate)
         if "lag" in parts:
             for rate in (args.lag_rates or str(args.rate)).split(","):
-                bench_lag(tmp, admin, int(rate), args.seconds, args.lag_shards)
+                for k in args.lag_workers.split(","):
+                    bench_lag(tmp, admin, int(rate), args.seconds, args.lag_shards, int(k))
         if "search" in parts or "locomo" in parts:  # the read side: bench/cluster_read.py, same server
             import cluster_read
 

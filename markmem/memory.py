@@ -161,6 +161,8 @@ class Memory:
         validate_user_id(user_id)
         if not isinstance(entity, str) or not entity.strip():
             raise _bad("entity must be a name or an entity page id")
+        if self._cluster is not None:
+            return self._cluster.related(user_id, entity.strip())  # type: ignore[no-any-return]
         from .read import graph
 
         return graph.related(self._ctx.scoped(user_id), user_id, entity.strip())
@@ -259,6 +261,8 @@ class Memory:
 
     def tombstones(self) -> list[dict[str, Any]]:
         """Erased users as the ops log records them: token, mode, time, counts, verification (no PII)."""
+        if self._cluster is not None:
+            return self._cluster.tombstones()  # type: ignore[no-any-return]
         from .erase import audit
 
         return audit.tombstones(self._ctx)
@@ -282,6 +286,8 @@ class Memory:
     def import_(self, path: str | Path, from_: str = "jsonl", user_id: str | None = None,
                 progress: Progress | None = None) -> Any:
         """Import from ``jsonl`` (a markmem export) or ``mem0``. (``import`` is a Python keyword.)"""
+        if self._cluster is not None:  # split by shard: one commit per shard repo
+            return self._cluster.import_(path, from_, None if user_id is None else validate_user_id(user_id), progress)
         from . import portability
 
         return portability.import_(self._ctx, path, from_, None if user_id is None else validate_user_id(user_id),
@@ -301,6 +307,8 @@ class Memory:
     def maintenance(self, dry_run: bool = False, progress: Progress | None = None) -> Any:
         """Decay, consolidation and retention sweeps: a plan first, then one commit.
         ``progress(stage, done, total)`` counts pages read, then the apply steps."""
+        if self._cluster is not None:  # every shard: a plan or one commit each
+            return self._cluster.maintenance(dry_run, progress)
         from . import lifecycle
 
         return lifecycle.maintenance(self._ctx, dry_run, progress=progress)
@@ -311,6 +319,8 @@ class Memory:
         (``by="human"``), ``agent_inferred`` when an agent did (``by="agent"``: MCP's wiki_supersede).
         The text passes the gate like any input; instruction-override text is not applied but held
         for review (:class:`~markmem.errors.EditQuarantined`)."""
+        if self._cluster is not None:  # on the shard repo holding ``id``, under its lease
+            return self._cluster.update(id, text, by)  # type: ignore[no-any-return]
         try:
             return edit.update(self._ctx, id, text, by)
         except EditQuarantined:
@@ -319,6 +329,8 @@ class Memory:
 
     def delete(self, id: str, hard: bool = False) -> str | None:
         """Archive (soft) or remove (hard) a page or claim; one commit. Returns the commit sha."""
+        if self._cluster is not None:
+            return self._cluster.delete(id, hard)  # type: ignore[no-any-return]
         return edit.delete(self._ctx, id, hard)
 
     # -- maintenance ----------------------------------------------------------------

@@ -18,7 +18,7 @@ from ..ids import validate_user_id
 from ..model import AddResult, Claim, CompileReport, Hit, Pack, Page, RawEntry
 from ..read.request import SearchArgs
 from ..write import pipeline
-from . import erasure, index_port, intake, layout, repos
+from . import erasure, index_port, intake, layout, repos, shard_ops
 from .lease import Leases, holders
 from .shards import ShardSet
 from .worker import Worker
@@ -177,7 +177,26 @@ class ClusterBackend:
 
             raise InvalidInput("an access export is of one user: pass user_id", field="user_id")
         shard = None if user_id is None else self.shard_of(user_id)
-        return repos.export(self.shards, shard, user_id, to, path, progress)
+        return repos.export(self.shards, self.url, self.conn(), shard, user_id, to, path, progress)
+
+    # -- edits and repo-level writes on the shard repos (cluster/shard_ops.py) -----------------
+    def update(self, ident: str, text: str, by: str) -> Claim:
+        return shard_ops.update(self.shards, self.url, self.conn(), ident, text, by)
+
+    def delete(self, ident: str, hard: bool) -> str | None:
+        return shard_ops.delete(self.shards, self.url, self.conn(), ident, hard)
+
+    def maintenance(self, dry_run: bool, progress: Any) -> Any:
+        return shard_ops.maintenance(self.shards, self.url, self.conn(), dry_run, progress)
+
+    def import_(self, path: Any, from_: str, user_id: str | None, progress: Any) -> Any:
+        return shard_ops.import_(self.shards, self.url, self.conn(), path, from_, user_id, progress)
+
+    def related(self, user_id: str, entity: str) -> dict[str, Any]:
+        return shard_ops.related(self.shards, user_id, entity)
+
+    def tombstones(self) -> list[dict[str, Any]]:
+        return shard_ops.tombstones(self.shards)
 
     # -- erasure ---------------------------------------------------------------------------
     def forget(self, user_id: str, mode: str, dry_run: bool) -> Any:

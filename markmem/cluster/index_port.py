@@ -30,9 +30,10 @@ def add_statement(user_id: str, entries: Sequence[RawEntry]) -> tuple[str, str, 
     return sync.add_statement(user_id, entries)
 
 
-def sync_users(conn: Any, ctx: Context, user_ids: Sequence[str]) -> None:
-    """From the shard repo's files (its codec: an encrypted shard is read through its keys)."""
-    sync.sync_users(conn, ctx.root, list(user_ids), codec=ctx.codec, embedder=ctx.embedder)
+def sync_users(conn: Any, ctx: Context, user_ids: Sequence[str], compiled: Sequence[RawEntry] | None = None) -> None:
+    """From the shard repo's files (its codec: an encrypted shard is read through its keys);
+    ``compiled``: the turns a worker's batch just compiled, the only turns to sync."""
+    sync.sync_users(conn, ctx.root, list(user_ids), codec=ctx.codec, embedder=ctx.embedder, compiled=compiled)
 
 
 def reindex(conn: Any, ctx: Context, also: Sequence[str]) -> None:

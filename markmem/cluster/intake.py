@@ -99,6 +99,12 @@ def get(conn: Any, raw_id: str, codec_of: Callable[[str], Codec]) -> RawEntry | 
     return None if row is None else _open(codec_of(row[0]), row[0], row[1])
 
 
+def user_entries(conn: Any, user_id: str, codec: Codec) -> list[RawEntry]:
+    """The user's pending entries, in arrival order (an access export lists them)."""
+    cur = conn.execute("SELECT user_id, entry FROM markmem_intake WHERE user_id = %s ORDER BY seq", (user_id,))
+    return [_open(codec, uid, entry) for uid, entry in cur.fetchall()]
+
+
 def drop_user(conn: Any, user_id: str) -> int:
     """In the caller's transaction."""
     return int(conn.execute("DELETE FROM markmem_intake WHERE user_id = %s", (user_id,)).rowcount)

@@ -15,6 +15,9 @@ from typing import Any
 from ..errors import LockTimeout
 
 LEASE_CLASS = 0x6D6D  # first key of the two-int advisory lock; the second is the shard
+_TAKE = ("WITH l AS (SELECT pg_try_advisory_lock(%s, %s) AS ok) INSERT INTO markmem_lease (shard, epoch) "
+         "SELECT %s, 1 FROM l WHERE l.ok ON CONFLICT (shard) DO UPDATE SET epoch = markmem_lease.epoch + 1 "
+         "RETURNING epoch")  # no row: the lock is held elsewhere
 
 
 class Leases:
@@ -25,10 +28,15 @@ class Leases:
         self.epoch: dict[int, int] = {}  # shard -> the epoch of this object's latest lease
 
     def try_take(self, shard: int) -> bool:
-        row = self._conn.execute("SELECT pg_try_advisory_lock(%s, %s)", (LEASE_CLASS, shard)).fetchone()
-        if row is None or not row[0]:
+        """The lease if it is free, and its epoch bumped: one statement, one round trip."""
+        try:
+            row = self._conn.execute(_TAKE, (LEASE_CLASS, shard, shard)).fetchone()
+        except Exception:
+            self.release(shard)  # a session lock outlives the failed statement: never keep it unknowingly
+            raise
+        if row is None:
             return False
-        self._bump(shard)
+        self.epoch[shard] = int(row[0])
         return True
 
     def _bump(self, shard: int) -> None:

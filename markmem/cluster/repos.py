@@ -15,7 +15,7 @@ from typing import Any
 
 from ..context import Context
 from ..errors import NotFound
-from . import index_port
+from . import index_port, intake
 from .lease import Leases
 from .shards import ShardSet
 
@@ -53,14 +53,19 @@ def _cat(parts: Iterable[tuple[Any, ...]]) -> tuple[Any, ...]:
     return tuple(x for part in parts for x in part)
 
 
-def export(shards: ShardSet, shard: int | None, user_id: str | None, to: str, path: Any, progress: Any) -> Any:
-    """One user's export from their shard; everyone's from every shard, merged into one."""
+def export(shards: ShardSet, url: str, conn: Any, shard: int | None, user_id: str | None, to: str, path: Any,
+           progress: Any) -> Any:
+    """One user's export from their shard; everyone's from every shard, merged into one. An
+    access export also lists the user's turns still in the intake (marked pending), read under
+    the shard's lease so that no compile moves a turn from the intake to the repo in between."""
     from ..erase import access
     from ..portability import export_all
 
     if to == "access":
         assert shard is not None and user_id is not None
-        return access.export_access(shards.ctx(shard), user_id, path)
+        with _lease(url, shard, shards.settings.lock_timeout):
+            ctx = shards.ctx(shard)
+            return access.export_access(ctx, user_id, path, intake.user_entries(conn, user_id, ctx.codec))
     ctxs = [shards.ctx(n) for n in (range(shards.count) if shard is None else [shard])]
     return export_all(ctxs, user_id, to, path, progress)
 

@@ -1,9 +1,10 @@
 """The compile worker: drains a shard's intake into its repo, one commit per batch.
 
 Per shard, under its lease: recover what a dead holder left (``pipeline.recover``) -> take the
-oldest intake rows -> append those whose ids are not yet in the shard's raw files -> compile
-(``pipeline.compile_batch``: ONE commit) -> delete the intake rows and sync the derived index in
-one transaction -> push to the shard's remote. A crash at any point loses nothing and compiles
+oldest intake rows -> append those whose ids are not yet in the shard's raw files (looked up when
+the lease may follow a dead holder's) -> compile (``pipeline.compile_batch``: ONE commit) -> delete
+the intake rows and sync the derived index in one transaction (the batch's turns, and the pages of
+its users) -> push to the shard's remote. A crash at any point loses nothing and compiles
 nothing twice: ids found in raw/ are not appended again, and claim ids are idempotent.
 """
 
@@ -80,16 +81,21 @@ def compile_shard(conn: Any, ctx: Context, remote: str | None, recover: bool = T
     reports: list[CompileReport] = []
     while True:
         entries = intake.take(conn, shard, ctx.settings.batch_size, ctx.codec)
+        stored: list[RawEntry] | None = None
         if entries:
-            have = present_ids(ctx, entries)
-            pipeline.store(ctx, [e for e in entries if e.id not in have])
+            # only a holder that may follow a dead one looks in raw/ for what it appended (the
+            # epoch says nobody else held the lease since this worker's own clean drain)
+            have = present_ids(ctx, entries) if recover else set()
+            stored = pipeline.store(ctx, [e for e in entries if e.id not in have])
+            if recover:  # a dead holder may have left turns in raw/: every file of those users is read
+                stored = None
         while (report := pipeline.compile_batch(ctx)) is not None:
             reports.append(report)
         if not entries:
             break
         with conn.transaction():
             intake.done(conn, [e.id for e in entries])
-            index_port.sync_users(conn, ctx, sorted({e.user_id for e in entries}))
+            index_port.sync_users(conn, ctx, sorted({e.user_id for e in entries}), compiled=stored)
         push(ctx, remote)
         if len(entries) < ctx.settings.batch_size:
             break  # drained for now: no second look (a query, an empty compile) until the next pass
@@ -97,7 +103,8 @@ def compile_shard(conn: Any, ctx: Context, remote: str | None, recover: bool = T
 
 
 def present_ids(ctx: Context, entries: Sequence[RawEntry]) -> set[str]:
-    """Ids of ``entries`` already in the shard's raw files (a dead worker appended them).
+    """Ids in the raw files of ``entries``' users and days: those of ``entries`` found there were
+    appended by a dead worker.
 
     An entry is filed under its recorded_at day, so only that day's segments are read."""
     days = {(e.user_id, e.recorded_at[:10]) for e in entries}

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ..context import Context
 from ..ids import now
+from ..model import RawEntry
 from ..store import raw as raw_store
 from ..store.pages import claim_to_dict, dump_page, iter_page_files, read_page
 from ..write import review
@@ -23,9 +25,15 @@ from . import audit
 FORMAT = "markmem-access-export"
 
 
-def export_access(ctx: Context, user_id: str, path: str | Path | None = None) -> dict[str, Any]:
+def export_access(ctx: Context, user_id: str, path: str | Path | None = None,
+                  pending: Sequence[RawEntry] = ()) -> dict[str, Any]:
+    """``pending``: the user's entries accepted elsewhere and not yet in the repo (a cluster's
+    intake rows), listed among the raw inputs with ``"pending": true``."""
     with ctx.write_lock.held():  # a consistent snapshot: no compile or erasure in between
         entries = [{**e.to_json(), "source": e.source} for e in raw_store.iter_entries(ctx.root, ctx.codec, user_id)]
+        have = {e["id"] for e in entries}
+        waiting = [{**e.to_json(), "source": "intake", "pending": True} for e in pending if e.id not in have]
+        entries += waiting
         pages = [read_page(ctx.root, rel, ctx.codec) for rel in iter_page_files(ctx.root, user_id)]
         items = review.list_items(ctx.root, ctx.codec, user_id)
         history = audit.user_history(ctx, user_id)
@@ -38,7 +46,7 @@ def export_access(ctx: Context, user_id: str, path: str | Path | None = None) ->
         "summary": {"raw_entries": len(entries), "claims": len(claims),
                     "active_claims": sum(1 for c in claims if c["status"] == "active"),
                     "pages": len(pages), "review_items": len(items), "operations": len(history),
-                    "pending_compilation": ctx.queue.pending(user_id)},
+                    "pending_compilation": ctx.queue.pending(user_id) + len(waiting)},
         "raw": entries,
         "claims": claims,
         "pages": [{"id": p.id, "type": p.type, "title": p.title, "path": p.path, "created": p.created,
@@ -50,7 +58,8 @@ def export_access(ctx: Context, user_id: str, path: str | Path | None = None) ->
             "Inputs are stored after the PII gate: masked values (<EMAIL_ADDRESS>, ...) were never kept.",
             "The search cache is derived from these files and holds nothing else.",
             "Data erased earlier (forget) is not included; its tombstones appear in the history.",
-        ],
+        ] + (["Raw inputs marked pending were accepted and are held, gated, in the cluster's intake until "
+              "they are compiled into the repo."] if waiting else []),
     }
     if path is not None:
         data["files"] = [str(p) for p in _write(data, Path(path), user_id)]
@@ -114,7 +123,8 @@ def to_markdown(data: dict[str, Any]) -> str:
     out += ["", "## Raw inputs", ""]
     for e in data["raw"]:
         pii = f" _(PII found: {', '.join(e['pii'])})_" if e.get("pii") else ""
-        out.append(f"- `{e['id']}` {e['recorded_at']} **{e['role']}**: {_cell(e['content'])}{pii}")
+        wait = " _(accepted, not compiled yet)_" if e.get("pending") else ""
+        out.append(f"- `{e['id']}` {e['recorded_at']} **{e['role']}**: {_cell(e['content'])}{pii}{wait}")
     out += ["", "## Processing history", ""]
     for h in data["history"]:
         ref = f" `{h['sha'][:12]}`" if h.get("sha") else ""

@@ -97,22 +97,33 @@ def _add(conn: Any, uid: str, es: list[RawEntry]) -> int:
 
 # -- after a compile, a forget, or reindex ------------------------------------------------------
 def sync_users(conn: Any, repo_root: str | Path, user_ids: Iterable[str], *, codec: Codec | None = None,
-               embedder: Embedder | None = None, chunk: int = 200) -> dict[str, dict[str, int]]:
+               embedder: Embedder | None = None, chunk: int = 200,
+               compiled: Sequence[RawEntry] | None = None) -> dict[str, dict[str, int]]:
     """Bring the index up to date for these users from one shard repo's files (raw turns with
     their checkpoint and review decisions; pages and claims). Turns still in intake (added, not
     yet in a file) are kept. A user left with nothing is deleted. With ``embedder``, units
     without a stored vector of that model are embedded. Returns what changed, per user.
 
     ``chunk`` users at a time, in one transaction: their generation rows locked in user order,
-    then a handful of statements for all of them (``_sync_many``), not a dozen per user."""
+    then a handful of statements for all of them (``_sync_many``), not a dozen per user.
+
+    ``compiled``: a compile worker's batch (each entry with the raw file it was appended to, every
+    one compiled by the batch's commit): the turns synced are those alone, not every raw file of
+    the user (a compile adds and compiles turns, never removes or edits others), so the cost
+    follows the batch, not the user's history. Pages and claims are read from the files as always."""
     root = Path(repo_root)
     codec = codec or PlainCodec()
     ops = _review_ops(root)
     uids = sorted({validate_user_id(u) for u in user_ids})
+    batch: dict[str, list[RawEntry]] | None = None
+    if compiled is not None:
+        batch = {u: [] for u in uids}
+        for e in compiled:
+            batch[e.user_id].append(e)
     out: dict[str, dict[str, int]] = {}
     for j in range(0, len(uids), chunk):
         with conn.transaction():
-            out.update(_sync_many(conn, root, uids[j:j + chunk], codec, ops, embedder))
+            out.update(_sync_many(conn, root, uids[j:j + chunk], codec, ops, embedder, batch))
     return out
 
 
@@ -183,18 +194,38 @@ def _file_turns(root: Path, uid: str, codec: Codec, ops: dict[str, str | None]) 
     return out
 
 
+def _batch_row(e: RawEntry, ops: dict[str, str | None]) -> tuple[Any, ...]:
+    """A compiled batch turn's ``TURN_COLS``, as ``_file_turns`` reads it back from its file."""
+    row = turn_row(e, True)
+    return (*row[:10], ops[e.id], *row[11:]) if e.id in ops else row
+
+
 def _sync_many(conn: Any, root: Path, uids: list[str], codec: Codec, ops: dict[str, str | None],
-               embedder: Embedder | None) -> dict[str, dict[str, int]]:
-    touch = _lock_users(conn, uids)
-    have = _grouped(conn, "SELECT user_id, id, " + ", ".join(TURN_COLS) + ", in_repo FROM mm_turns "
-                    "WHERE user_id = ANY(%s)", uids)
-    old_pages = _grouped(conn, f"SELECT user_id, {PAGE_COLS} FROM mm_pages WHERE user_id = ANY(%s) "
-                         "ORDER BY user_id, id", uids)
-    old_claims = _grouped(conn, f"SELECT user_id, {CLAIM_COLS} FROM mm_claims WHERE user_id = ANY(%s) "
-                          "ORDER BY user_id, pos", uids)
+               embedder: Embedder | None, batch: dict[str, list[RawEntry]] | None = None) -> dict[str, dict[str, int]]:
+    with conn.pipeline():  # the lock and the three reads in one round trip, the writes in another
+        return _sync_piped(conn, root, uids, codec, ops, embedder, batch)
+
+
+def _sync_piped(conn: Any, root: Path, uids: list[str], codec: Codec, ops: dict[str, str | None],
+                embedder: Embedder | None, batch: dict[str, list[RawEntry]] | None) -> dict[str, dict[str, int]]:
+    locked = _lock_users(conn, uids)
+    if batch is None:
+        turns = conn.execute("SELECT user_id, id, " + ", ".join(TURN_COLS) + ", in_repo FROM mm_turns "
+                             "WHERE user_id = ANY(%s)", (uids,))
+    else:  # only the batch's turns
+        pairs = [(u, e.id) for u in uids for e in batch[u]]
+        turns = conn.execute("SELECT user_id, id, " + ", ".join(TURN_COLS) + ", in_repo FROM mm_turns "
+                             "WHERE (user_id, id) IN (SELECT * FROM unnest(%s::text[], %s::text[]))",
+                             ([u for u, _ in pairs], [i for _, i in pairs]))
+    pages_cur = conn.execute(f"SELECT user_id, {PAGE_COLS} FROM mm_pages WHERE user_id = ANY(%s) "
+                             "ORDER BY user_id, id", (uids,))
+    claims_cur = conn.execute(f"SELECT user_id, {CLAIM_COLS} FROM mm_claims WHERE user_id = ANY(%s) "
+                              "ORDER BY user_id, pos", (uids,))
+    touch = {str(u): int(t) for u, t in locked.fetchall()}
+    have, old_pages, old_claims = _grouped(turns), _grouped(pages_cur), _grouped(claims_cur)
     plan = _Plan()
     stats = {u: plan.user(root, u, codec, ops, have.get(u, []), old_pages.get(u, []), old_claims.get(u, []),
-                          touch[u]) for u in uids}
+                          touch[u], None if batch is None else batch[u]) for u in uids}
     plan.apply(conn)
     for uid in plan.empty:
         delete_user(conn, uid)
@@ -206,20 +237,19 @@ def _sync_many(conn: Any, root: Path, uids: list[str], codec: Codec, ops: dict[s
     return stats
 
 
-def _lock_users(conn: Any, uids: list[str]) -> dict[str, int]:
+def _lock_users(conn: Any, uids: list[str]) -> Any:
     """The users' generation rows, created if need be and locked in user order until the
-    transaction ends. Returns each one's ``touch``."""
+    transaction ends: a cursor of (user_id, touch), fetched by the caller (pipeline mode)."""
     conn.execute("INSERT INTO mm_user_gen(user_id) SELECT unnest(%s::text[]) ON CONFLICT (user_id) DO NOTHING",
                  (uids,))
-    rows = conn.execute("SELECT user_id, touch FROM mm_user_gen WHERE user_id = ANY(%s) ORDER BY user_id FOR UPDATE",
-                        (uids,)).fetchall()
-    return {str(u): int(t) for u, t in rows}
+    return conn.execute("SELECT user_id, touch FROM mm_user_gen WHERE user_id = ANY(%s) ORDER BY user_id FOR UPDATE",
+                        (uids,))
 
 
-def _grouped(conn: Any, sql: str, uids: list[str]) -> dict[str, list[tuple[Any, ...]]]:
-    """Rows of ``sql`` (its first column the user id) per user, that column dropped, in order."""
+def _grouped(cur: Any) -> dict[str, list[tuple[Any, ...]]]:
+    """A cursor's rows (the first column the user id) per user, that column dropped, in order."""
     out: dict[str, list[tuple[Any, ...]]] = {}
-    for row in conn.execute(sql, (uids,)).fetchall():
+    for row in cur.fetchall():
         out.setdefault(row[0], []).append(tuple(row[1:]))
     return out
 
@@ -238,11 +268,13 @@ class _Plan:
         self.empty: list[str] = []
 
     def user(self, root: Path, uid: str, codec: Codec, ops: dict[str, str | None], have_rows: list[tuple[Any, ...]],
-             old_pages: list[tuple[Any, ...]], old_claims: list[tuple[Any, ...]], touch: int) -> dict[str, int]:
-        files = _file_turns(root, uid, codec, ops)
+             old_pages: list[tuple[Any, ...]], old_claims: list[tuple[Any, ...]], touch: int,
+             batch: list[RawEntry] | None = None) -> dict[str, int]:
+        """``batch``: these turns only (a compile's, now in files and compiled); else every raw file."""
+        files = _file_turns(root, uid, codec, ops) if batch is None else [(e.id, _batch_row(e, ops)) for e in batch]
         have = {r[0]: (tuple(r[1:14]), r[14]) for r in have_rows}
         in_files = {i for i, _ in files}
-        gone = [i for i, (_row, in_repo) in have.items() if in_repo and i not in in_files]
+        gone = [] if batch is not None else [i for i, (_row, in_repo) in have.items() if in_repo and i not in in_files]
         new = [(i, row) for i, row in files if i not in have]
         changed = [(i, row) for i, row in files if i in have and (have[i][0] != row or not have[i][1])]
         self.gone += [(uid, i) for i in gone]
@@ -255,7 +287,7 @@ class _Plan:
             self.pages += pages
             self.claims += [(k, *r) for k, r in enumerate(claims)]
         n_claims = max(len(claims), 1) if rewrite else 0
-        if not files and not pages and len(have) == len(gone):  # nothing left in files or intake
+        if batch is None and not files and not pages and len(have) == len(gone):  # nothing left in files or intake
             self.empty.append(uid)
         elif gone or new or changed or n_claims:
             self.bumps.append((int(bool(gone)), len(new), int(bool(changed)), int(n_claims > 0), uid))

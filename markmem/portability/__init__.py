@@ -20,7 +20,7 @@ from typing import Any
 from ..context import Context
 from ..errors import InvalidInput, NotFound
 from ..store.pages import atomic_write
-from . import chats, jsonl, mem0, memory_md, memos, restore, snapshot
+from . import chats, jsonl, mem0, memory_md, parsed, snapshot
 from .snapshot import Progress
 
 EXPORT_FORMATS = ("jsonl", "mem0", "memory-md")
@@ -90,29 +90,20 @@ def import_(ctx: Context, path: str | Path, from_: str, user_id: str | None,
             progress: Progress | None = None) -> ImportResult:
     if from_ not in IMPORT_FORMATS:
         raise InvalidInput(f"import format must be one of {IMPORT_FORMATS}, not {from_!r}", field="from_")
-    text = _read(path)
+    text = read_text(path)
     if from_ in chats.FORMATS:  # conversations: turn by turn through add()'s gate, then compiled
         c = chats.import_chats(ctx, text, from_, user_id, progress)
         return ImportResult(from_, c.users, c.raw, c.pages, c.claims, c.review, c.skipped, c.commit)
     if progress:
         progress("parse", 1, 3)
-    with ctx.write_lock.held():
-        if from_ == "jsonl":
-            parsed, others = jsonl.load(text.split("\n"), user_id)
-            snap, known = restore.gate(ctx, parsed), 0
-        else:
-            loaded, others = mem0.load(text, user_id) if from_ == "mem0" else memory_md.load(text, user_id)
-            snap, known = memos.to_snapshot(ctx, loaded)
-        if progress:
-            progress("gate", 2, 3)
-        done = restore.write(ctx, snap, from_)
+    done, skipped = parsed.apply(ctx, parsed.parse(text, from_, user_id), from_, progress)
     if progress:
         progress("write", 3, 3)
     return ImportResult(from_, done.users, done.raw, done.pages, done.claims, done.review,
-                        done.skipped + known + others, done.commit)
+                        done.skipped + skipped, done.commit)
 
 
-def _read(path: str | Path) -> str:
+def read_text(path: str | Path) -> str:
     try:
         return Path(path).read_text("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
