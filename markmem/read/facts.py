@@ -60,7 +60,8 @@ def rerank(cache: Cache, user_id: str, ranked: list[Cand], query: str = "",
     echoed = _echoed(ranked, stale, ledger, present, book)
     _mark(ranked, stale, echoed)
     have = {c.id for c in ranked if c.kind == "claim"}
-    echoed = {k: v for k, v in echoed.items() if k in _said_by_others(ranked)}  # a user's own turn: marked in place
+    others_said = _said_by_others(ranked)
+    echoed = {k: v for k, v in echoed.items() if k in others_said}  # a user's own turn: marked in place
     found = _successors(cache, user_id, {c.row["superseded_by"]: c for c in ranked if (c.id in stale or c.id in echoed)
                                          and c.row.get("superseded_by")}, present, book)
     asked = query.casefold()
