@@ -53,7 +53,9 @@ def rerank(cache: Cache, user_id: str, ranked: list[Cand], query: str = "",
     """Fused candidates, fact first (see the module docstring). Marks go in ``Cand.row``. ``stamp``:
     the user's stamp as the search read it (``fts.Snapshot.vectors``), for the claim book."""
     present = utc_now()
-    book = claimbook.book(cache, user_id, stamp, lazy=True) if claimbook.ENABLED else None
+    # not lazy: the ledger below reads every live claim anyway, so the first search loads the book
+    # for about what reading the ledger with SQL costs, and the next ones find it
+    book = claimbook.book(cache, user_id, stamp) if claimbook.ENABLED else None
     _hydrate(cache, user_id, ranked)
     stale = _citing(cache, user_id, [c.id for c in ranked if c.kind == "turn"], present, book)
     ledger = echo.ledger(cache, user_id, book)
