@@ -192,7 +192,7 @@ def _chat(rng: random.Random, i: int) -> str:
 
 def test_searches_with_every_fast_path_equal_the_reference(tmp_repo, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from markmem import Memory
-    from markmem.read import fuse, search
+    from markmem.read import fuse, live, search
 
     monkeypatch.setattr(search, "DEFAULT", fuse.Recipe(graph_depth=10))  # the graph lane is off by default
     from markmem.adapters import wordpiece
@@ -231,7 +231,7 @@ def test_searches_with_every_fast_path_equal_the_reference(tmp_repo, monkeypatch
         finally:
             walk.rank, topk.top = real_walk, real_top  # type: ignore[assignment]
         assert {"walk", "top"} <= set(used)  # the fast paths ran
-        switches = [(topk, "EARLY"), (graph, "WALK_ARRAYS"), (wordpiece, "ENABLED")]
+        switches = [(topk, "EARLY"), (graph, "WALK_ARRAYS"), (wordpiece, "ENABLED"), (live, "ENABLED")]
         for mod, name in switches:
             setattr(mod, name, False)
         try:

@@ -91,12 +91,13 @@ def test_a_search_in_a_fresh_process_does_not_import_tokenizers(tmp_path: Path) 
     assert proc.stdout.split() == ["True", "False", "False"]
 
 
-def test_the_shipped_token_list_is_the_tokenizer_json_s(tmp_path: Path) -> None:
+def test_the_shipped_token_list_is_the_tokenizer_json_s(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import json
     import shutil
 
     from markmem.adapters import wordpiece
 
+    monkeypatch.setattr(wordpiece, "INDEX", False)  # the list (the sorted index: the next test)
     shipped = BUILTIN_DIR / wordpiece.VOCAB_FILE
     assert shipped.is_file()
     conf = json.loads((BUILTIN_DIR / "tokenizer.json").read_bytes())
@@ -125,3 +126,35 @@ def test_token_counts_are_the_tokenizers_counts(tokenizer) -> None:  # type: ign
     assert [tokens.count_tokens(t) for t in sample] == [len(real.encode(t, add_special_tokens=False)) if t else 0
                                                         for t in sample]
     assert tokens.count_tokens(" ".join(["a"] * 700)) == 700  # no truncation when counting
+
+
+def test_the_sorted_index_gives_the_lists_ids_then_hands_over_to_the_dict(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    from markmem.adapters import wordpiece
+
+    assert (BUILTIN_DIR / wordpiece.INDEX_FILE).is_file()  # shipped beside the list (write_vocab)
+    by_index = WordPiece.from_file(BUILTIN_DIR / "tokenizer.json")
+    monkeypatch.setattr(wordpiece, "INDEX", False)
+    by_list = WordPiece.from_file(BUILTIN_DIR / "tokenizer.json")
+    monkeypatch.setattr(wordpiece, "INDEX", True)
+    assert by_index is not None and by_list is not None
+    assert isinstance(by_index.vocab, wordpiece.Sorted) and isinstance(by_list.vocab, dict)
+    assert len(by_index.vocab) == len(by_list.vocab) and by_index.unk_id == by_list.unk_id
+    assert all(by_index.vocab.get(t) == i for t, i in by_list.vocab.items())
+    rng = random.Random(2)
+    junk = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789#!") for _ in range(rng.randint(1, 30)))
+            for _ in range(3000)] + ["", "x" * 40, "a\0", "##", "zürich"]
+    assert [by_index.vocab.get(w) for w in junk] == [by_list.vocab.get(w) for w in junk]
+    sample = texts(400, seed=5)
+    assert [by_index.ids(t) for t in sample] == [by_list.ids(t) for t in sample]
+    assert isinstance(by_index.vocab, dict)  # past LOOKUPS_FIRST words: the dict, built from the list
+    assert list(by_index.vocab.items()) == list(by_list.vocab.items())
+    # an index made from another tokenizer.json (or damaged) is not used: the list serves
+    for name in ("tokenizer.json", wordpiece.VOCAB_FILE, wordpiece.INDEX_FILE):
+        shutil.copy(BUILTIN_DIR / name, tmp_path / name)
+    body = (tmp_path / wordpiece.INDEX_FILE).read_bytes()
+    (tmp_path / wordpiece.INDEX_FILE).write_bytes(body[:-1] + bytes([body[-1] ^ 1]))
+    damaged = WordPiece.from_file(tmp_path / "tokenizer.json")
+    assert damaged is not None and isinstance(damaged.vocab, dict)

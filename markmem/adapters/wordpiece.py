@@ -28,15 +28,20 @@ from pathlib import Path
 from typing import Any
 
 VOCAB_FILE = "wordpiece.txt"  # the token list and settings, beside tokenizer.json (``write_vocab``)
+INDEX_FILE = "wordpiece.idx"  # the same tokens sorted, with their ids: looked up without a dict (``write_vocab``)
+LOOKUPS_FIRST = 64  # words looked up in the sorted index before the token dict is built (see ``from_file``)
 ENABLED = True  # False: every caller uses tokenizers itself (tests compare the two)
 _PLAIN = re.compile(r"[\t\n\r\x20-\x7e]*")
 _PIECES = re.compile(r"[a-z0-9]+|[!-/:-@\[-`{-~]")  # runs of letters and digits; each punctuation mark
 
 
 class WordPiece:
-    def __init__(self, vocab: dict[str, int], unk: str, prefix: str, max_chars: int, max_length: int | None,
-                 added: list[str]) -> None:
+    def __init__(self, vocab: dict[str, int] | Sorted, unk: str, prefix: str, max_chars: int,
+                 max_length: int | None, added: list[str], token_list: tuple[Path, int] | None = None) -> None:
         self.vocab = vocab
+        # (the token list, its tokenizer.json's CRC-32): the dict, once a ``Sorted`` vocab has served enough words
+        self._token_list = token_list
+        self._looked_up = 0
         self.unk_id = vocab[unk]
         self.prefix = prefix
         self.max_chars = max_chars
@@ -51,10 +56,16 @@ class WordPiece:
 
         Reads ``wordpiece.txt`` beside it instead when that file was made from this very
         ``tokenizer.json`` (its CRC-32 matches; see ``write_vocab``): parsing the JSON costs ~10 ms
-        of a fresh process's first search, splitting the token list ~3 ms."""
+        of a fresh process's first search. Reading that list into a dict still costs 5-10 ms (30k
+        strings), most of a small repo's first search, so ``wordpiece.idx`` (the same tokens,
+        sorted, with their ids) is read first when it is there and matches: a process's first
+        ``LOOKUPS_FIRST`` words are looked up in it by bisection (~5 us each), then the dict is
+        built from the list. Both give the same ids (``tests/test_wordpiece.py``)."""
         try:
             raw = Path(path).read_bytes()
-            fast = cls._from_list(Path(path).with_name(VOCAB_FILE), zlib.crc32(raw))
+            crc = zlib.crc32(raw)
+            fast = cls._from_index(Path(path).with_name(INDEX_FILE), crc) if INDEX else None
+            fast = fast or cls._from_list(Path(path).with_name(VOCAB_FILE), crc)
             return fast if fast is not None else cls._of(json.loads(raw))
         except (OSError, ValueError, KeyError, TypeError):
             return None
@@ -75,6 +86,33 @@ class WordPiece:
             return None
         vocab = dict(zip(tokens, range(len(tokens)), strict=True))
         return cls(vocab, conf["unk"], conf["prefix"], conf["max_chars"], conf["max_length"], conf["added"])
+
+    @classmethod
+    def _from_index(cls, path: Path, source_crc: int) -> WordPiece | None:
+        try:
+            head, _, body = path.read_bytes().partition(b"\n")
+            conf = json.loads(head)
+        except (OSError, ValueError):
+            return None
+        if conf.get("source_crc") != source_crc:
+            return None
+        size, width = int(conf["size"]), int(conf["width"])
+        if len(body) != size * (width + 4) or zlib.crc32(body) != conf.get("crc"):
+            return None
+        vocab = Sorted(body, size, width)
+        if conf["unk"] not in vocab:
+            return None
+        return cls(vocab, conf["unk"], conf["prefix"], conf["max_chars"], conf["max_length"], conf["added"],
+                   (path.with_name(VOCAB_FILE), source_crc))
+
+    def _dict(self) -> None:
+        """Swap the sorted index for the token dict (``from_file``); kept as it is if the list fails."""
+        if self._token_list is None:
+            return
+        got = type(self)._from_list(*self._token_list)
+        if got is not None and isinstance(got.vocab, dict) and len(got.vocab) == len(self.vocab):
+            self.vocab = got.vocab
+        self._token_list = None
 
     @classmethod
     def _of(cls, conf: dict[str, Any]) -> WordPiece | None:
@@ -115,6 +153,10 @@ class WordPiece:
         return out[: self.max_length] if truncate and self.max_length is not None else out
 
     def _word(self, word: str) -> list[int]:
+        if self._token_list is not None:
+            self._looked_up += 1
+            if self._looked_up > LOOKUPS_FIRST:
+                self._dict()
         if len(word) > self.max_chars:
             return [self.unk_id]
         vocab, out, start, n = self.vocab, [], 0, len(word)
@@ -134,6 +176,40 @@ class WordPiece:
 
 
 _ALL: weakref.WeakSet[WordPiece] = weakref.WeakSet()
+INDEX = True  # False: never read ``wordpiece.idx`` (tests compare the two)
+
+
+class Sorted:
+    """A token -> id map over ``wordpiece.idx``'s body: ``size`` tokens (UTF-8, NUL-padded to
+    ``width`` bytes) in byte order, then their ids (int32, little-endian); looked up by bisection."""
+
+    def __init__(self, body: bytes, size: int, width: int) -> None:
+        import numpy as np
+
+        self._keys = np.frombuffer(body, dtype=f"S{width}", count=size)
+        self._ids = np.frombuffer(body, dtype="<i4", count=size, offset=size * width)
+        self._width = width
+
+    def get(self, token: str, default: int | None = None) -> int | None:
+        key = token.encode("utf-8")
+        if not key or len(key) > self._width or key.endswith(b"\0"):  # numpy would cut or strip it
+            return default
+        i = int(self._keys.searchsorted(key))
+        if i < len(self._keys) and self._keys[i] == key:
+            return int(self._ids[i])
+        return default
+
+    def __getitem__(self, token: str) -> int:
+        got = self.get(token)
+        if got is None:
+            raise KeyError(token)
+        return got
+
+    def __contains__(self, token: object) -> bool:
+        return isinstance(token, str) and self.get(token) is not None
+
+    def __len__(self) -> int:
+        return len(self._keys)
 
 
 def forget_all() -> None:
@@ -149,7 +225,7 @@ def write_vocab(tokenizer_json: Path) -> bool:
     0..n-1, or a token holds a line break."""
     raw = Path(tokenizer_json).read_bytes()
     fast = WordPiece._of(json.loads(raw))
-    if fast is None:
+    if fast is None or not isinstance(fast.vocab, dict):
         return False
     tokens = sorted(fast.vocab, key=fast.vocab.__getitem__)
     if [fast.vocab[t] for t in tokens] != list(range(len(tokens))) or any("\n" in t or "\r" in t for t in tokens):
@@ -159,4 +235,11 @@ def write_vocab(tokenizer_json: Path) -> bool:
             "max_chars": fast.max_chars, "max_length": fast.max_length, "added": fast.added}
     Path(tokenizer_json).with_name(VOCAB_FILE).write_text(json.dumps(head) + "\n" + "\n".join(tokens) + "\n",
                                                           encoding="utf-8")
+    keys = sorted((t.encode("utf-8"), i) for i, t in enumerate(tokens))
+    width = max(len(k) for k, _ in keys)
+    if any(not k or k.endswith(b"\0") for k, _ in keys):
+        return True  # no index: the list serves
+    body = b"".join(k.ljust(width, b"\0") for k, _ in keys) + b"".join(i.to_bytes(4, "little") for _, i in keys)
+    index = {**head, "width": width, "crc": zlib.crc32(body)}
+    Path(tokenizer_json).with_name(INDEX_FILE).write_bytes(json.dumps(index).encode() + b"\n" + body)
     return True

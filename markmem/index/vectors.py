@@ -67,8 +67,7 @@ class Matrix:
             grown[: self.n] = self.data[: self.n]
             self.data = grown
         self.data[self.n:need] = vecs
-        for i, key in enumerate(zip(kinds, ids, strict=True), start=self.n):
-            self.pos[key] = i
+        self.pos.update(zip(zip(kinds, ids, strict=True), range(self.n, need), strict=True))  # (kind, id) -> row
         self.kinds += kinds
         self.ids += ids
         self.n = need

@@ -27,7 +27,7 @@ from typing import Any
 from ..ids import now as utc_now
 from ..index import claimbook
 from ..index.cache import Cache
-from . import echo
+from . import echo, live
 from .fts import CLAIM_COLS, hydrate_turns
 from .fuse import Cand
 
@@ -53,20 +53,23 @@ def rerank(cache: Cache, user_id: str, ranked: list[Cand], query: str = "",
     """Fused candidates, fact first (see the module docstring). Marks go in ``Cand.row``. ``stamp``:
     the user's stamp as the search read it (``fts.Snapshot.vectors``), for the claim book."""
     present = utc_now()
-    book = claimbook.book(cache, user_id, stamp, lazy=True) if claimbook.ENABLED else None
+    # not lazy: the ledger below reads every live claim anyway, so the first search loads the book
+    # for about what reading the ledger with SQL costs, and the next ones find it
+    book = claimbook.book(cache, user_id, stamp) if claimbook.ENABLED else None
     _hydrate(cache, user_id, ranked)
     stale = _citing(cache, user_id, [c.id for c in ranked if c.kind == "turn"], present, book)
     ledger = echo.ledger(cache, user_id, book)
     echoed = _echoed(ranked, stale, ledger, present, book)
     _mark(ranked, stale, echoed)
     have = {c.id for c in ranked if c.kind == "claim"}
-    echoed = {k: v for k, v in echoed.items() if k in _said_by_others(ranked)}  # a user's own turn: marked in place
+    others_said = _said_by_others(ranked)
+    echoed = {k: v for k, v in echoed.items() if k in others_said}  # a user's own turn: marked in place
     found = _successors(cache, user_id, {c.row["superseded_by"]: c for c in ranked if (c.id in stale or c.id in echoed)
                                          and c.row.get("superseded_by")}, present, book)
     asked = query.casefold()
     drop = bool(_ABOUT_USER.search(asked))
     others = _others(cache, user_id, [c.row for c in ranked if c.kind == "claim"], asked)
-    others |= _others_turns(cache, user_id, ranked, ledger, asked, present)
+    others |= _others_turns(cache, user_id, ranked, ledger, asked, present, book)
     claims = {c.id: c for c in ranked if c.kind == "claim"}
     out: list[Cand] = []
     past: list[Cand] = []
@@ -164,33 +167,28 @@ def _echoed(ranked: list[Cand], stale: dict[str, Any], ledger: list[dict[str, An
 
 
 def _others_turns(cache: Cache, user_id: str, ranked: list[Cand], ledger: list[dict[str, Any]], asked: str,
-                  present: str) -> set[str]:
+                  present: str, book: claimbook.Book | None = None) -> set[str]:
     """Turns about someone the question does not name: every claim citing them is about that person
     (``_others``), or, said by the assistant, they name a value of such a claim ("Swindon is famous
     for its roundabout!" after "my brother lives in Swindon"). Only the claims that cite a candidate
     turn or that such a turn names are looked at."""
-    mine = [r for r in ledger if str(r.get("subject") or user_id) != user_id and echo.active(r, present)]
+    now = live.view(ledger, present, user_id, book)  # the valid claims, indexed once per window
+    mine = now.mine
     if not mine:
         return set()
     turns = [c for c in ranked if c.kind == "turn"]
     wanted = {c.id for c in turns}
-    citing: dict[str, list[str]] = {}
-    for r in ledger:
-        if echo.active(r, present):
-            for ref in r["_refs"]:
-                if ref in wanted:
-                    citing.setdefault(ref, []).append(r["id"])
+    citing = {ref: now.cites[ref] for ref in wanted if ref in now.cites}
     said = {c.id: str(c.row.get("content") or "") for c in turns
             if c.row.get("role") not in (None, "user") and c.id not in citing}
-    named = echo.echoes(said, {t: r for r in mine for t in r["_terms"]}) if said else {}
-    near = {r["id"]: r for r in mine if wanted.intersection(r["_refs"])} | {r["id"]: r for r in named.values()}
+    named = echo.echoes(said, now.mine_terms) if said else {}
+    at = sorted({i for ref in wanted for i in now.mine_at.get(ref, ())})
+    near = {mine[i]["id"]: mine[i] for i in at} | {r["id"]: r for r in named.values()}
     theirs = _others(cache, user_id, list(near.values()), asked)
     if not theirs:
         return set()
     out = {c.id for c in turns if citing.get(c.id) and all(i in theirs for i in citing[c.id])}
-    own = {t for r in ledger if str(r.get("subject") or user_id) == user_id and echo.active(r, present)
-           for t in r["_terms"]}
-    values = {t: r for r in near.values() if r["id"] in theirs for t in r["_terms"] if t not in own}
+    values = {t: r for r in near.values() if r["id"] in theirs for t in r["_terms"] if t not in now.own}
     return out | set(echo.echoes(said, values))
 
 
