@@ -62,7 +62,6 @@ class Recipe:
     kind_weight: float = 0.0  # a turn naming an instance of the listed kind gains this x the word cosine (read.kinds)
     kind_depth: int = 50  # candidates the kind re-ranks
     kind_floor: float = 0.0  # a word cosine at or below this is no instance of the kind
-    kind_asked: bool = False  # any "what/which X ..." question's X too, not only lists and counts
     assistant_asked: bool = True  # a question asking what the assistant said trusts its turns as the user's (read.said)
 
 

@@ -37,8 +37,6 @@ _UNITS = frozenset("times time days day weeks week months month years year hours
 _LIST = re.compile(r"^\s*(?:what|which)\s+((?:kinds? of |types? of |sorts? of )(?:[\w'-]+ ){1,3}?|"
                    r"(?:[\w'-]+ ){0,2}?[\w'-]+[^s\W]s )(?:has|have|does|do)\s+(?!I\b|you\b|we\b)([A-Z]\w*)",
                    re.IGNORECASE)
-_WHAT = re.compile(r"^\s*(?:what|which)\s+((?:kinds? of |types? of |sorts? of )?[\w'-]+(?: [\w'-]+)?)\s+"
-                   r"(?:is|are|was|were|am|did|do|does|has|have|had|can|could|should|would|will)\b", re.IGNORECASE)
 _WORD = re.compile(r"[\w'-]+")
 
 
@@ -48,14 +46,9 @@ def focus(question: str) -> str | None:
     return f"{found} {whose}" if found and whose else found
 
 
-def kind(question: str, asked: bool = False) -> str | None:
-    """The kind an aggregating question counts or lists (``"fitness classes"``, ``"books"``), else None;
-    ``asked``: also the kind any "what/which X ..." question asks for (``"breed"`` in "what breed is my dog?")."""
-    found = _match(question)[0]
-    if found or not asked:
-        return found
-    m = _WHAT.search(question)
-    return _phrase(m.group(1)) if m else None
+def kind(question: str) -> str | None:
+    """The kind an aggregating question counts or lists (``"fitness classes"``, ``"books"``), else None."""
+    return _match(question)[0]
 
 
 @lru_cache(maxsize=1024)

@@ -47,7 +47,7 @@ def _search(ctx: Context, query: str, user_id: str, top_k: int, as_of: str | Non
     # the words of a resolved date ("a month ago") are the window now, not words to match
     text = when.without(query, span) if span else query
     ranked, about = _ranked(ctx, text, user_id, top_k, as_of, known_at, recipe, ref[:10], span)
-    kind = intent.kind(query, recipe.kind_asked) if recipe.kind_weight and ctx.embedder is not None else None
+    kind = intent.kind(query) if recipe.kind_weight and ctx.embedder is not None else None
     if kind:  # "what instruments does Melanie play?": turns naming an instrument rise
         ranked = kinds.lift(ctx, ranked, kind, recipe.kind_weight, recipe.kind_depth, user_id,
                              recipe.kind_floor)
