@@ -57,11 +57,6 @@ class Recipe:
     fact_first: bool = True  # current searches: stale and low-content turns last, their successors in (read.facts)
     time_boost: float = 0.5  # a memory dated inside the question's date window scores 1 + this (0: off, read.when)
     events: bool = True  # a question comparing events searches each event too (read.when.events)
-    gather: bool = False  # a counting or listing question searches its focus too (read.intent)
-    gather_share: float = 0.0  # its focus's ranking joins by reciprocal rank at this weight (0: off)
-    kind_weight: float = 0.0  # a turn naming an instance of the listed kind gains this x the word cosine (read.kinds)
-    kind_depth: int = 50  # candidates the kind re-ranks
-    kind_floor: float = 0.0  # a word cosine at or below this is no instance of the kind
     assistant_asked: bool = True  # a question asking what the assistant said trusts its turns as the user's (read.said)
 
 

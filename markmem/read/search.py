@@ -9,7 +9,7 @@ from typing import Any
 from ..context import Context
 from ..index import lexicon
 from ..model import Hit, Source
-from . import facts, fts, intent, kinds, said, when
+from . import facts, fts, said, when
 from .fuse import DEFAULT, GRAPH, ROLE_TRUST, Cand, Recipe, day_number, fuse, trace
 from .query import Query, parse
 
@@ -42,19 +42,9 @@ def _search(ctx: Context, query: str, user_id: str, top_k: int, as_of: str | Non
     parts = when.events(query) if cued and recipe.events else ()
     if cued and span is None and recipe.time_boost and recipe.events:
         span, parts = _anchored(ctx, query, user_id, top_k, as_of, known_at, recipe, ref, parts)
-    gathered = intent.parts(query) if recipe.gather else ()  # "how many X": X gets a search of its own too
-    parts = (*parts, *(p for p in gathered if p not in parts))
     # the words of a resolved date ("a month ago") are the window now, not words to match
     text = when.without(query, span) if span else query
     ranked, about = _ranked(ctx, text, user_id, top_k, as_of, known_at, recipe, ref[:10], span)
-    kind = intent.kind(query) if recipe.kind_weight and ctx.embedder is not None else None
-    if kind:  # "what instruments does Melanie play?": turns naming an instrument rise
-        ranked = kinds.lift(ctx, ranked, kind, recipe.kind_weight, recipe.kind_depth, user_id,
-                             recipe.kind_floor)
-    if gathered and recipe.gather_share:  # a counting question: the focus's ranking lifts the question's
-        ranked = _lift(ranked, _ranked(ctx, gathered[0], user_id, top_k, as_of, known_at, recipe, ref[:10], span)[0],
-                       recipe.gather_share)
-        parts = tuple(p for p in parts if p not in gathered)
     if parts:  # each event of a comparison gets its own search; their rankings take turns after the question's
         lists = [_ranked(ctx, p, user_id, top_k, as_of, known_at, recipe, ref[:10], span)[0] for p in parts]
         ranked = _interleave([ranked, *lists])
@@ -136,17 +126,6 @@ def _dated(ctx: Context, cands: dict[Key, Cand], span: when.Window | None, user_
         if span.looks_back(c.row.get("content") or c.row.get("text") or texts.get(c.id)):
             inside.add(c.key)
     return inside
-
-
-def _lift(ranked: list[Cand], focus: list[Cand], share: float) -> list[Cand]:
-    """Reciprocal-rank fusion of the question's ranking (weight 1) and its focus's (``share``)."""
-    score: dict[Key, float] = {}
-    cands: dict[Key, Cand] = {}
-    for weight, lst in ((1.0, ranked), (share, focus)):
-        for rank, c in enumerate(lst, 1):
-            score[c.key] = score.get(c.key, 0.0) + weight / (60 + rank)
-            cands.setdefault(c.key, c)
-    return sorted(cands.values(), key=lambda c: -score[c.key])
 
 
 def _interleave(lists: list[list[Cand]]) -> list[Cand]:
