@@ -8,14 +8,13 @@ sentence with the question, and ``weight`` x that cosine is added to its score (
 or a claim adds its own cosine: the same signal, so every candidate is on one scale).
 
 Sentence vectors come from the vector lane's static model (a lookup per token) and are kept per turn
-(``MAX_TURNS``, least recently used first out); an erasure empties them (erase.scrub.TEXT_DICTS).
+(``MAX_TURNS``, the oldest first out); an erasure empties them (erase.scrub.TEXT_DICTS).
 """
 
 from __future__ import annotations
 
 import re
 import threading
-from collections import OrderedDict
 
 import numpy as np
 
@@ -26,7 +25,7 @@ from .fuse import Cand
 _SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
 MIN_WORDS = 3  # a shorter piece ("Thanks!", "Wow.") is no sentence to judge a turn by
 MAX_TURNS = 20000
-_SENTS: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+_SENTS: dict[tuple[str, str], np.ndarray] = {}
 _cache_lock = threading.Lock()
 
 
@@ -36,11 +35,7 @@ def lift(ctx: Context, ranked: list[Cand], query_vec: np.ndarray, weight: float,
     if ctx.embedder is None or weight <= 0 or not ranked:
         return ranked
     head = ranked[:depth]
-    name = ctx.embedder.name
-    with _cache_lock:
-        unseen = [c for c in head if c.kind == "turn" and (name, c.id) not in _SENTS]
-    texts = _texts(ctx, unseen, user_id) if unseen else {}
-    for c, best in zip(head, _bests(ctx, head, texts, query_vec), strict=True):
+    for c, best in zip(head, _bests(ctx, head, query_vec, user_id), strict=True):
         if best > 0:
             c.weights["sentence"] = round(best, 6)
             c.score += weight * best
@@ -52,44 +47,50 @@ def split(text: str) -> list[str]:
     return [s for s in _SPLIT.split(text) if len(s.split()) >= MIN_WORDS]
 
 
-def _bests(ctx: Context, cands: list[Cand], texts: dict[str, str], query_vec: np.ndarray) -> list[float]:
+def _bests(ctx: Context, cands: list[Cand], query_vec: np.ndarray, user_id: str) -> list[float]:
     """Each candidate's best sentence cosine (its own cosine for a claim or a one-sentence turn), with
     one matrix product for all their sentences."""
+    assert ctx.embedder is not None
+    name = ctx.embedder.name
+    turns = [c for c in cands if c.kind == "turn"]
+    with _cache_lock:
+        kept = {c.id: _SENTS.get((name, c.id)) for c in turns}
+    unseen = [c for c in turns if kept[c.id] is None]
+    if unseen:
+        kept.update(_embed(ctx, unseen, user_id))
     out = [c.cos or 0.0 for c in cands]
     blocks, owners = [], []
     for i, c in enumerate(cands):
-        vecs = _vectors(ctx, c.id, texts.get(c.id)) if c.kind == "turn" else None
-        if vecs is not None:
+        vecs = kept.get(c.id) if c.kind == "turn" else None
+        if vecs is not None and len(vecs):
             blocks.append(vecs)
             owners.append(i)
     if blocks:
-        sims = np.einsum("ij,j->i", np.vstack(blocks), query_vec)
+        sims = np.einsum("ij,j->i", np.concatenate(blocks), query_vec)
         starts = np.cumsum([0] + [len(b) for b in blocks[:-1]])
         for i, best in zip(owners, np.maximum.reduceat(sims, starts).tolist(), strict=True):
             out[i] = best
     return out
 
 
-def _vectors(ctx: Context, turn_id: str, text: str | None) -> np.ndarray | None:
-    """The turn's sentence vectors (rows L2-normalised), or None for a turn of one sentence."""
+def _embed(ctx: Context, turns: list[Cand], user_id: str) -> dict[str, np.ndarray]:
+    """Sentence vectors (rows L2-normalised; no rows for a turn of one sentence) of turns not kept yet."""
     assert ctx.embedder is not None
-    key = (ctx.embedder.name, turn_id)
+    texts = _texts(ctx, turns, user_id)
+    made = {}
+    for c in turns:
+        sentences = split(texts.get(c.id) or "")
+        vecs = np.zeros((0, 1), dtype=np.float32) if len(sentences) < 2 else \
+            np.vstack([np.asarray(ctx.embedder.embed([s]), dtype=np.float32) for s in sentences])
+        vecs.flags.writeable = False
+        made[c.id] = vecs
+    name = ctx.embedder.name
     with _cache_lock:
-        got = _SENTS.get(key)
-        if got is not None:
-            _SENTS.move_to_end(key)
-            return got if len(got) else None
-    if not text:
-        return None
-    sentences = split(text)
-    vecs = np.zeros((0, 1), dtype=np.float32) if len(sentences) < 2 else \
-        np.vstack([np.asarray(ctx.embedder.embed([s]), dtype=np.float32) for s in sentences])
-    vecs.flags.writeable = False
-    with _cache_lock:
-        _SENTS[key] = vecs
-        while len(_SENTS) > MAX_TURNS:
-            _SENTS.popitem(last=False)
-    return vecs if len(vecs) else None
+        for rid, vecs in made.items():
+            _SENTS[(name, rid)] = vecs
+        while len(_SENTS) > MAX_TURNS:  # the oldest first out
+            del _SENTS[next(iter(_SENTS))]
+    return made
 
 
 def _texts(ctx: Context, cands: list[Cand], user_id: str) -> dict[str, str]:
