@@ -67,7 +67,10 @@ def _bests(ctx: Context, cands: list[Cand], query_vec: np.ndarray, user_id: str)
             owners.append(i)
     if blocks:
         sims = np.einsum("ij,j->i", np.concatenate(blocks), query_vec)
-        starts = np.cumsum([0] + [len(b) for b in blocks[:-1]])
+        starts, at = [], 0
+        for b in blocks:
+            starts.append(at)
+            at += len(b)
         for i, best in zip(owners, np.maximum.reduceat(sims, starts).tolist(), strict=True):
             out[i] = best
     return out
