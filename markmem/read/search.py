@@ -9,7 +9,7 @@ from typing import Any
 from ..context import Context
 from ..index import lexicon
 from ..model import Hit, Source
-from . import facts, fts, passage, said, when
+from . import facts, fts, said, when
 from .fuse import DEFAULT, GRAPH, ROLE_TRUST, Cand, Recipe, day_number, fuse, trace
 from .query import Query, parse
 
@@ -96,6 +96,7 @@ def _ranked(ctx: Context, query: str, user_id: str, top_k: int, as_of: str | Non
 
 
 def _sentences(ctx: Context, query: str, ranked: list[Cand], recipe: Recipe, user_id: str) -> list[Cand]:
+    from . import passage
     from . import vectors as dense_lane  # numpy: only with the vector tier
 
     qv = dense_lane.encode(ctx, query)
