@@ -57,6 +57,8 @@ class Recipe:
     fact_first: bool = True  # current searches: stale and low-content turns last, their successors in (read.facts)
     time_boost: float = 0.5  # a memory dated inside the question's date window scores 1 + this (0: off, read.when)
     events: bool = True  # a question comparing events searches each event too (read.when.events)
+    sentence_weight: float = 1.0  # the cosine of a turn's best sentence, added at this weight (read.passage)
+    sentence_depth: int = 20  # fused candidates it re-ranks
     assistant_asked: bool = True  # a question asking what the assistant said trusts its turns as the user's (read.said)
 
 

@@ -81,6 +81,8 @@ def _ranked(ctx: Context, query: str, user_id: str, top_k: int, as_of: str | Non
     asked = recipe.assistant_asked and said.asks_assistant(query)  # "what did you recommend?"
     roles = said.ASKED_ROLES if asked else ROLE_TRUST
     ranked = fuse(list(cands.values()), recipe, q, day_number(ref), _dated(ctx, cands, span, user_id), roles)
+    if recipe.sentence_weight and recipe.vectors and ctx.embedder is not None:  # a turn's best sentence counts
+        ranked = _sentences(ctx, query, ranked, recipe, user_id)
     if as_of is None and known_at is None and recipe.fact_first:
         ranked = facts.rerank(ctx.cache, user_id, ranked[: max(3 * top_k, top_k + 10)], query,
                               None if snap is None else snap.vectors())
@@ -91,6 +93,15 @@ def _ranked(ctx: Context, query: str, user_id: str, top_k: int, as_of: str | Non
     return ranked, {"terms": [t for t in q.terms if t not in dropped], "dropped_terms": dropped,
                     "literals": list(q.literals), "vectors": model, "asks_assistant": asked,
                     "top_bm25": max((c.bm25 for c in cands.values()), default=0.0)}
+
+
+def _sentences(ctx: Context, query: str, ranked: list[Cand], recipe: Recipe, user_id: str) -> list[Cand]:
+    from . import passage
+    from . import vectors as dense_lane  # numpy: only with the vector tier
+
+    qv = dense_lane.encode(ctx, query)
+    return ranked if qv is None else passage.lift(ctx, ranked, qv, recipe.sentence_weight, recipe.sentence_depth,
+                                                  user_id)
 
 
 def _anchored(ctx: Context, query: str, user_id: str, top_k: int, as_of: str | None, known_at: str | None,
