@@ -147,6 +147,10 @@ def evaluate(mem: Memory, check: dict[str, Any], pairs: list[tuple[Any, Any]], b
     shown = any(fs.stale_unmarked(h["text"], stale, fs.hit_marked(h, t)) for h in hits) or any(
         fs.stale_unmarked(ln, stale, fs.pack_marked(ln)) for ln in lines)
     latest = base.latest(user, check["query"], t)
+    shown_at = next((f"hit {i + 1}: {h['text'][:100]}" for i, h in enumerate(hits)
+                     if fs.stale_unmarked(h["text"], stale, fs.hit_marked(h, t))), None) or next(
+        (f"line {i + 1}: {ln[:100]}" for i, ln in enumerate(lines) if fs.stale_unmarked(ln, stale, fs.pack_marked(ln))),
+        None)
     return {
         "ledger": fs.ledger_current(pairs, check, t),
         "pack1": pack1, "json1": json1, "current1": pack1 and json1,
@@ -154,6 +158,7 @@ def evaluate(mem: Memory, check: dict[str, Any], pairs: list[tuple[Any, Any]], b
         "asof5": any(fs.mentions(h["text"], expect) for h in hits) if check.get("kind") == "as_of" else None,
         "latest1": fs.line_pass(latest, expect, stale, latest is not None and fs.says_past(latest)),
         "first_line": first, "first_hit": hits[0]["text"] if hits else None, "latest_turn": latest,
+        "stale_at": shown_at,
     }
 
 
@@ -234,7 +239,8 @@ def show_failures(res: dict[str, Any]) -> str:
         flags = " ".join(f"{LABELS[m]}={'ok' if f[m] != (m == 'stale5') else 'FAIL'}"
                          for m in ("ledger", "pack1", "json1", "stale5", "asof5", "latest1") if f[m] is not None)
         out.append(f"[{f['scenario']}] {c['query']!r} expect={c['expect']} stale={c['stale']} at={c.get('at')}\n"
-                   f"    {flags}\n    pack@1: {f['first_line']}\n    json@1: {f['first_hit']}")
+                   f"    {flags}\n    pack@1: {f['first_line']}\n    json@1: {f['first_hit']}"
+                   + (f"\n    stale shown: {f['stale_at']}" if f.get("stale_at") else ""))
     return "\n".join(out)
 
 
