@@ -8,7 +8,7 @@ Sets of multi-session chat scenarios (issue #12):
   had not read the extractor (``markmem/write``, ``markmem/read``); never tuned on, failures never
   printed either. Its first run is in ``bench/results/facts-blind2-first-run.md``.
 * ``bench/data/facts_tune.jsonl``: different people, places and wording, to tune on
-  (``tune2``, ``tune3``: later tuning sets).
+  (``tune2`` ... ``tune5``: later tuning sets; ``tune5`` was written by the outsider who wrote ``blind3``).
 
 Scenario format (one JSON object per line)::
 
@@ -56,7 +56,7 @@ Default settings (``markmem.Memory(path)``: default PII gate, extractor, backgro
 run of turns with one user and one occurred_at is one ``add()``. Timings are of a machine with 2 cores
 shared with other jobs: compare runs on the same machine only.
 
-    PYTHONPATH=. python bench/facts.py [--set blind|blind2|tune|tune2|tune3|both|all] [--show-failures]
+    PYTHONPATH=. python bench/facts.py [--set blind|blind2|tune|tune2..tune5|both|all] [--show-failures]
                                        [--json] [--limit N] [--work DIR]
                                        [--override pii_policy=tag]   (not for the targets)
 """
@@ -77,7 +77,7 @@ import facts_score as fs  # noqa: E402
 from facts_base import LatestMention  # noqa: E402
 
 from markmem import Memory  # noqa: E402
-from markmem.errors import NotFound  # noqa: E402
+from markmem.errors import InvalidInput, NotFound  # noqa: E402
 from markmem.ids import now, parse_time  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -85,7 +85,8 @@ SETS = {"blind": DATA / "facts_blind.jsonl", "blind2": DATA / "facts_blind2.json
         "tune": DATA / "facts_tune.jsonl",
         "tune2": DATA / "facts_tune2.jsonl",  # tune2: a second tuning set, written after the first round
         "tune3": DATA / "facts_tune3.jsonl",  # tune3: written before the open-vocabulary path (issue #12)
-        "tune4": DATA / "facts_tune4.jsonl"}  # tune4: longer chats (assistant echoes, chit-chat), written first
+        "tune4": DATA / "facts_tune4.jsonl",  # tune4: longer chats (assistant echoes, chit-chat), written first
+        "tune5": DATA / "facts_tune5.jsonl"}  # tune5: written by an outsider beside blind3, for tuning
 BLIND = frozenset({"blind", "blind2"})  # never tuned on: their failures are never printed
 METRICS = ("ledger", "pack1", "json1", "current1", "stale5", "asof5", "latest1")
 # the blind set's first run, before any tuning (bench/results/facts-first-run.md): every run prints it
@@ -102,8 +103,35 @@ LABELS = {"ledger": "ledger-current", "pack1": "pack@1", "json1": "json@1", "cur
 
 
 def load(path: Path, limit: int | None = None) -> list[dict[str, Any]]:
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    """The scenarios of one set; a malformed row raises InvalidInput naming the file and line."""
+    rows = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if line.strip():
+            try:
+                rows.append(_checked(json.loads(line)))
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:
+                raise InvalidInput(f"{path.name}:{n}: bad scenario row: {exc}") from exc
     return rows[:limit] if limit else rows
+
+
+def _checked(sc: dict[str, Any]) -> dict[str, Any]:
+    """The row itself when it has the fields the runner reads, else ValueError saying which is wrong."""
+    if not (isinstance(sc.get("id"), str) and isinstance(sc.get("category"), str) and sc.get("turns")):
+        raise ValueError("needs a string id, a category and a non-empty turns list")
+    for t in sc["turns"]:
+        if t.get("role") not in ("user", "assistant") or not t.get("content") or not t.get("user_id"):
+            raise ValueError(f"{sc['id']}: a turn needs user_id, role user|assistant and content")
+        parse_time(t["occurred_at"])
+    for c in sc.get("checks") or []:
+        if c.get("kind") not in ("current", "as_of") or not c.get("subject") or not c.get("query"):
+            raise ValueError(f"{sc['id']}: a check needs kind current|as_of, a subject and a query")
+        if not (isinstance(c["expect"], list) and isinstance(c["stale"], list)) or not c.get("user_id"):
+            raise ValueError(f"{sc['id']}: a check needs a user_id and expect/stale lists")
+        if c["kind"] == "as_of" and not c.get("at"):
+            raise ValueError(f"{sc['id']}: an as_of check needs `at`")
+        if c.get("at"):
+            parse_time(c["at"])
+    return sc
 
 
 def ingest(mem: Memory, scenarios: list[dict[str, Any]]) -> list[float]:

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from markmem import Memory
+from markmem.errors import InvalidInput
 from markmem.model import Claim, Page
 
 BENCH = Path(__file__).resolve().parent.parent / "bench"
@@ -138,12 +139,12 @@ def test_show_failures_refuses_the_blind_sets(name: str) -> None:
         facts.main(["--set", name, "--show-failures"])
 
 
-@pytest.mark.parametrize("name", ["blind", "blind2", "tune"])
+@pytest.mark.parametrize("name", ["blind", "blind2", "tune", "tune5"])
 def test_the_sets_are_well_formed(name: str) -> None:
     """Unique ids, users private to their scenario, and every expected value said by that user somewhere
     (a check that can never pass measures nothing)."""
     scenarios = facts.load(facts.SETS[name])
-    assert len(scenarios) >= {"blind": 130, "blind2": 150}.get(name, 70)
+    assert len(scenarios) >= {"blind": 130, "blind2": 150, "tune5": 150}.get(name, 70)
     assert len({sc["id"] for sc in scenarios}) == len(scenarios)
     for sc in scenarios:
         assert all(t["user_id"].startswith(sc["id"] + "-") for t in sc["turns"])
@@ -153,3 +154,24 @@ def test_the_sets_are_well_formed(name: str) -> None:
             said = [t["content"] for t in sc["turns"] if t["user_id"] == c["user_id"] and t["role"] == "user"]
             assert not c["expect"] or any(fs.mentions(t, c["expect"]) for t in said), (sc["id"], c["expect"])
             assert c["kind"] != "as_of" or c["at"], sc["id"]
+
+
+
+BAD_ROWS = ['{"id": "x"', "[1, 2]", '{"id": "x", "category": "move", "turns": []}',
+            '{"id": "x", "category": "move", "turns": [{"user_id": "x-u1", "role": "bot", "content": "hi", '
+            '"occurred_at": "2026-01-01T00:00:00Z"}]}',
+            '{"id": "x", "category": "move", "turns": [{"user_id": "x-u1", "role": "user", "content": "hi", '
+            '"occurred_at": "yesterday"}]}',
+            '{"id": "x", "category": "move", "turns": [{"user_id": "x-u1", "role": "user", "content": "hi", '
+            '"occurred_at": "2026-01-01T00:00:00Z"}], "checks": [{"user_id": "x-u1", "subject": "user", '
+            '"query": "q", "expect": ["a"], "stale": [], "kind": "as_of"}]}']
+
+
+@pytest.mark.parametrize("row", BAD_ROWS)
+def test_a_bad_row_is_a_clear_error_naming_its_line(tmp_path: Path, row: str) -> None:
+    path = tmp_path / "set.jsonl"
+    path.write_text(f"{json.dumps(SCENARIOS[0])}\n\n{row}\n", encoding="utf-8")
+    with pytest.raises(InvalidInput, match=r"set\.jsonl:3: bad scenario row"):
+        facts.load(path)
+    path.write_text(f"{json.dumps(SCENARIOS[0])}\n", encoding="utf-8")
+    assert [sc["id"] for sc in facts.load(path)] == [SCENARIOS[0]["id"]]
