@@ -24,6 +24,10 @@ from .extract_subject import correction as find_correction
 from .extract_time import parse_when
 
 _RECENT_FACTS = 32
+# the named slots: their wordings are known, so no open slot is folded into them by its head noun
+CORE = frozenset("lives_in hometown employer job partner diet car phone_model laptop studies school pet speaks "
+                 "learning likes dislikes prefers hobby allergy name preferred_name age marital_status children "
+                 "work_pattern staying_in".split())
 _RECENT_USERS = 4096
 
 
@@ -128,6 +132,28 @@ class Recall:
             elif not target.multi and any(o[0] == target.predicate and o[5] for o in out):
                 out = [o for o in out if not (o[0] == target.predicate and o[5])]  # superseded, not closed
             out.append((target.predicate, v, target.type, target.multi, conf, neg))
+        return out
+
+    def unify(self, entry: RawEntry, who: str, facts: list[tuple[str, str, str, bool, float, bool]]
+              ) -> list[tuple[str, str, str, bool, float, bool]]:
+        """An open slot named by its head noun lands on the user's earlier slot with that head: "oat
+        cortado is my order" after "my go-to coffee order is a flat white" (go_to_coffee_order),
+        "mustard is my colour now" after "fav colour: teal" (favorite_colour)."""
+        recent = self._recent.get(entry.user_id, [])
+        if not recent:
+            return facts
+        out = []
+        for p, v, k, mu, conf, neg in facts:
+            known = next((r for r in reversed(recent) if r.predicate == p and r.subject == who), None)
+            if known is not None:
+                k = known.type  # one slot, one page: "my favourite pizza is ..." and "... as my favourite pizza"
+            elif not mu and p not in CORE:
+                head = singular(p.rsplit("_", 1)[-1])
+                same = next((r for r in reversed(recent) if r.subject == who and not r.multi and r.predicate not in CORE
+                             and singular(r.predicate.rsplit("_", 1)[-1]) == head and len(head) >= 3), None)
+                if same is not None:
+                    p, k = same.predicate, same.type
+            out.append((p, v, k, mu, conf, neg))
         return out
 
     def role_ended(self, entry: RawEntry, cands: list[Candidate], text: str) -> list[Candidate]:

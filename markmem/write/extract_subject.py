@@ -65,6 +65,10 @@ _IRREGULAR = {"is": "am", "has": "have", "does": "do", "goes": "go", "'s": "'m",
 _POSSESSIVE = re.compile(r"\b(?:her|his|their)\b", re.IGNORECASE)
 
 
+_USERS_SLOT = re.compile(r"^\s*(?:(?:is|are|'s) (?:now |still |officially |definitely )?my\b|[^,;.!?]{0,50}\bas my\b)",
+                        re.IGNORECASE)
+
+
 def third_party(clause: str, previous: str | None) -> tuple[str, str] | None:
     """(subject, first-person clause) when the clause is about someone else, else None.
     ``previous`` is the third party of the turn's previous clause ("she" refers to it)."""
@@ -79,6 +83,8 @@ def third_party(clause: str, previous: str | None) -> tuple[str, str] | None:
         subject = m.group("name") or m.group("rel").casefold()
         return subject, _first_person(rest)
     m = _NAME_SUBJECT.match(clause)
+    if m and _USERS_SLOT.match(m.group("rest")):
+        return None  # "Wet Leg is my favourite band now", "Parks and Rec has replaced X as my comfort show"
     if m and m.group("name").split()[0].casefold() not in _NOT_NAMES:
         return m.group("name"), _first_person(m.group("rest"))
     m = _PRONOUN.match(clause)
