@@ -26,6 +26,7 @@ from typing import Any
 
 from ..index import claimbook
 from ..index.cache import Cache
+from ..write.extract_topic import on_topic, topic_words
 
 _LEAD = frozenset("a an the my our his her their your its some on in at to for of about from with by".split())
 _GENERIC = frozenset("the and this that with from home work city town street road house flat the new old "
@@ -168,34 +169,6 @@ def echoes(texts: Mapping[str, str], closed: Mapping[str, dict[str, Any]]) -> di
 # claim and names no closed value ("I start work at 9am", later "new hours, I start at 7:30 now").
 # Such a turn, said before the start of a one-valued fact the user holds now, on the same topic (a
 # word of the fact's slot) and not naming that fact's value, is marked as replaced by that fact.
-_TOPIC = {
-    "lives_in": "live living livin lived home based moved flat apartment house rent renting city",
-    "hometown": "from grew hometown",
-    "employer": "work working job company employer office",
-    "job": "work working job",
-    "car": "car drive driving",
-    "phone_model": "phone",
-    "diet": "diet eat eating meat vegan vegetarian",
-    "partner": "partner boyfriend girlfriend wife husband dating married",
-    "studies": "study studying degree course",
-    "school": "school",
-}
-_NOT_TOPIC = frozenset("in at on of for to the a an is now for_now routine favorite fav thing user my".split())
-
-
-@lru_cache(maxsize=2048)
-def topic_words(predicate: str) -> frozenset[str]:
-    """The words a turn on a slot's topic is likely to hold: the slot name's own words (``routine_piano_lesson``:
-    piano, lesson) and, for the common slots, their usual verbs and nouns."""
-    words = {w for w in predicate.casefold().split("_") if len(w) >= 3 and w not in _NOT_TOPIC}
-    return frozenset(words | set(_TOPIC.get(predicate, "").split()))
-
-
-def _on_topic(words: set[str], topic: frozenset[str]) -> bool:
-    return any(w == k or (len(k) >= 4 and w.startswith(k)) or (len(w) >= 4 and k.startswith(w))
-               for w in words for k in topic)
-
-
 def one_valued(ledger: list[dict[str, Any]], preds: Mapping[str, str], user_id: str, at: str) -> list[dict[str, Any]]:
     """The user's own claims valid at ``at`` whose slot holds one value then (each with ``_pred``)."""
     live = [r for r in ledger if active(r, at) and str(r.get("subject") or user_id) in (user_id, "user")
@@ -221,7 +194,7 @@ def newer_on_topic(turns: Mapping[str, tuple[str, str, int]], facts: list[dict[s
                 continue
             if said == start and not any(rowids.get(ref, -1) > rowid for ref in fact["_refs"]):
                 continue  # said together: only a turn before the fact's own source is older
-            if not _on_topic(words, topic_words(fact["_pred"])) or _names(low, words, fact):
+            if not on_topic(words, topic_words(fact["_pred"])) or _names(low, words, fact):
                 continue
             if rid not in out or str(out[rid]["valid_until"]) < start:
                 out[rid] = {**fact, "valid_until": start, "superseded_by": fact["id"]}  # replaced when it began

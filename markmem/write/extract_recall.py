@@ -22,6 +22,8 @@ from .extract_change import DAYTIME, norm_value, singular, slot_name
 from .extract_change import changes as find_changes
 from .extract_subject import correction as find_correction
 from .extract_time import parse_when
+from .extract_topic import on_topic, shape, topic_words
+from .extract_topic import values as shaped_values
 
 _RECENT_FACTS = 32
 # the named slots: their wordings are known, so no open slot is folded into them by its head noun
@@ -155,6 +157,32 @@ class Recall:
                     p, k = same.predicate, same.type
             out.append((p, v, k, mu, conf, neg))
         return out
+
+    def topical(self, entry: RawEntry, who: str, clause: str, text: str, start: str | None) -> list[Candidate]:
+        """A clause no rule read, on the topic of one of the user's one-valued slots, naming one new value
+        of that slot's shape ("home's Utrecht these days" after "i live in zwolle"): the slot's new value
+        (see :mod:`.extract_topic`)."""
+        recent = self._recent.get(entry.user_id, [])
+        words = set(re.findall(r"[a-z']+", clause.casefold()))
+        seen: set[str] = set()
+        for r in reversed(recent):
+            if r.predicate in seen or r.subject != who or r.multi:
+                continue
+            seen.add(r.predicate)
+            kind = shape(r.value, r.predicate)
+            if not kind or not on_topic(words, topic_words(r.predicate)):
+                continue
+            old = norm_value(r.value)
+            if old and old in norm_value(clause):
+                continue  # the old value named again: a repeat, or a change the rules read
+            found = [v for v in shaped_values(clause, kind) if norm_value(v) and norm_value(v) not in old]
+            if len(found) != 1:
+                continue
+            value = replace_value(r.value, found[0], None) if kind in ("time", "day") else found[0]
+            cand = Candidate(entry.id, who, r.predicate, value, text, 0.7, type=r.type, valid_from=start)
+            self.remember(entry, cand)
+            return [cand]
+        return []
 
     def role_ended(self, entry: RawEntry, cands: list[Candidate], text: str) -> list[Candidate]:
         """A new or ended employer ends the job the user named with the old one ("I'm a data analyst
