@@ -29,7 +29,8 @@ and as_of checks), else now. For hypotheticals ``expect`` is the value that stil
 Matching: case-insensitive, whole words (``facts_score.mentions``). A stale value counts as MARKED
 (not shown as current) when the line itself says it is past: markmem's marks in a pack line
 ("superseded", "replaced", "ended", "was true until", "(until", "no longer true"), a JSON hit with a
-``valid_until`` at or before the check time, a ``superseded_by`` or a stale flag, or the text's own
+``valid_until`` at or before the check time, a ``superseded_by`` or a stale flag, a ``starts`` after the
+check time (a planned change, not yet true then: "not yet true" in the pack line), or the text's own
 change words ("used to", "no longer", "moved from", "anymore", "passed away", "instead of", "not ", ...:
 ``facts_score.CHANGE_CUES``). "moved from Lisbon to Porto" shows Porto and does not show Lisbon as current.
 

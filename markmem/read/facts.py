@@ -108,9 +108,12 @@ def _said_by_others(ranked: list[Cand]) -> set[str]:
     return {c.id for c in ranked if c.kind == "turn" and c.row.get("role") not in (None, "user")}
 
 
-def mark(cache: Cache, user_id: str, ranked: list[Cand], at: str, stamp: claimbook.Stamp | None = None) -> None:
-    """An ``as_of`` search: mark (no re-ranking) the turns stale at ``at``: every claim citing them
-    closed by then, or naming a value closed by then (``read.echo``)."""
+def mark(cache: Cache, user_id: str, ranked: list[Cand], at: str,
+         stamp: claimbook.Stamp | None = None) -> list[Cand]:
+    """An ``as_of`` search: mark the turns stale at ``at``: every claim citing them closed by then, or
+    naming a value closed by then (``read.echo``); and the turns telling of a change planned after
+    ``at`` ("from March I'll live in Bologna": every claim citing them starts later): not yet true
+    then, they are marked with ``starts`` and go last. Otherwise the order is kept."""
     book = claimbook.book(cache, user_id, stamp, lazy=True) if claimbook.ENABLED else None
     _hydrate(cache, user_id, ranked)
     stale = _citing(cache, user_id, [c.id for c in ranked if c.kind == "turn"], at, book)
@@ -118,6 +121,31 @@ def mark(cache: Cache, user_id: str, ranked: list[Cand], at: str, stamp: claimbo
     echoed = _echoed(ranked, stale, ledger, at, book)
     echoed.update(_topical(cache, user_id, ranked, stale, echoed, ledger, at, book))
     _mark(ranked, stale, echoed)
+    planned = _planned(ranked, ledger, at)
+    for c in ranked:
+        if c.id in planned:
+            c.row = {**c.row, "starts": planned[c.id]}
+    return [c for c in ranked if c.id not in planned] + [c for c in ranked if c.id in planned]
+
+
+def _planned(ranked: list[Cand], ledger: list[dict[str, Any]], at: str) -> dict[str, str]:
+    """Turn id -> when its facts start, for the turns every claim citing them starts after ``at``."""
+    wanted = {c.id for c in ranked if c.kind == "turn"}
+    starts: dict[str, list[str]] = {}
+    for r in ledger:
+        for ref in r["_refs"]:
+            if ref in wanted:
+                starts.setdefault(ref, []).append(str(r["valid_from"] or ""))
+    out = {rid: min(s) for rid, s in starts.items() if all(x > at for x in s)}
+    later = {t: r for r in ledger if str(r["valid_from"] or "") > at for t in r["_terms"]}
+    if later:  # "Good luck at Cedar Clinic!": a turn that only names a planned value
+        held = {t for r in ledger if echo.active(r, at) for t in r["_terms"]}
+        texts = {c.id: str(c.row.get("content") or "") for c in ranked
+                 if c.kind == "turn" and c.id not in starts and c.id not in out}
+        for rid, row in echo.echoes(texts, {t: {**r, "valid_until": r["valid_from"]} for t, r in later.items()
+                                            if t not in held}).items():
+            out[rid] = str(row["valid_from"])
+    return out
 
 
 def _hydrate(cache: Cache, user_id: str, ranked: list[Cand]) -> None:

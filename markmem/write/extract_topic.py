@@ -56,8 +56,8 @@ def topic_words(predicate: str) -> frozenset[str]:
 
 def on_topic(words: set[str], topic: frozenset[str]) -> bool:
     """A word of the clause is a topic word (or shares its stem: "lessons", "livin")."""
-    return any(w == k or (w.startswith(k) and (len(k) >= 4 or len(w) <= len(k) + 1)) or (len(w) >= 4 and k.startswith(w))
-               for w in words for k in topic)
+    return any(w == k or (w.startswith(k) and (len(k) >= 4 or len(w) <= len(k) + 1))
+               or (len(w) >= 4 and k.startswith(w)) for w in words for k in topic)
 
 
 def shape(value: str, predicate: str = "") -> str:
