@@ -42,7 +42,7 @@ _EMPLOYER: Slot = ("employer", "profile", False)
 SLOTS: dict[str, Slot] = {
     "live_in": _LIVES, "settle_in": _LIVES, "relocate_to": _LIVES, "move_to": _LIVES, "base_in": _LIVES,
     "call_home": _LIVES, "rent_in": _LIVES, "stay_in": ("staying_in", "fact", False),
-    "work_at": _EMPLOYER, "work_for": _EMPLOYER, "start_at": _EMPLOYER, "join": _EMPLOYER,
+    "work_at": _EMPLOYER, "work_for": _EMPLOYER, "teach_at": _EMPLOYER, "start_at": _EMPLOYER, "join": _EMPLOYER,
     "work_as": ("job", "profile", False), "retrain_as": ("job", "profile", False),
     "requalify_as": ("job", "profile", False), "qualify_as": ("job", "profile", False),
     "drive": _CAR, "get_around_in": _CAR, "ride": _CAR,
@@ -83,6 +83,7 @@ _MODAL = frozenset("would could might should may must can will shall 'll 'd wo c
 _FIRST = re.compile(r"^(?:(?:\w+ly|just|also|now|still|then|so|and|but|finally|actually|these days|lately)[, ]+)*"
                     r"(?:i|we)(?:'ve| have|'m| am|'re| are)?(?: (?:\w+ly|just|also|now|still|finally|been|"
                     r"actually|no longer|never|don't|do not|didn't|not))* (?P<verb>[a-z]+)", re.IGNORECASE)
+_MY = re.compile(r"^\W*(?:my|our) \w+ (?!is\b|are\b|was\b)\w+", re.IGNORECASE)
 _FIRST_ANY = re.compile(r"\b(?:i|we)\b", re.IGNORECASE)
 _GATE_LIGHT = (_LIGHT - {"start", "take", "get", "stop"}) | {"be", "have"}  # "I get up", "I stopped smoking"
 _DET = frozenset("a an the my our their his her its this that these those some".split())
@@ -114,6 +115,8 @@ def may_state(clause: str) -> bool:
     m = _FIRST.match(clause.strip())
     if m is not None and lemma(m.group("verb")) not in _GATE_LIGHT:
         return True
+    if _MY.match(clause) and _CLOCK.search(clause):
+        return True  # "my shift starts at 7:15"
     return _FIRST_ANY.search(clause) is not None and _CLOCK.search(clause) is not None
 
 
@@ -130,8 +133,11 @@ def read_clause(clause: str, parse: Parse, conf_cap: float | None = None) -> lis
         return []
     doc = parse(clause)
     root = next((t for t in doc if t.dep_ == "ROOT"), None)
-    if root is None or root.pos_ != "VERB" or not _first_person(root) or _unreal(root):
+    if root is None or root.pos_ != "VERB" or _unreal(root):
         return []
+    if not _first_person(root):
+        mine = _my_subject(root)  # "my shift starts at 7:15": the shift's routine
+        return _habit(root, mine, named=mine) if mine else []
     out = _facts(root)
     if conf_cap is not None:
         out = [(p, v, k, mu, min(conf, conf_cap), neg) for p, v, k, mu, conf, neg in out]
@@ -201,7 +207,15 @@ _REPEAT = re.compile(r"\b(?:every|each|daily|weekly|usually|always|normally|\w+d
 _HABIT_OBJECT = {"start": "work", "begin": "work", "finish": "work"}  # "I start at 7:30": work, unless named
 
 
-def _habit(verb: Any, key: str) -> list[Open]:
+def _my_subject(root: Any) -> str:
+    subj = next((c for c in root.children if c.dep_ == "nsubj"), None)
+    if subj is None or subj.pos_ != "NOUN" or not any(c.dep_ == "poss" and c.lower_ in ("my", "our")
+                                                      for c in subj.children):
+        return ""
+    return str(subj.lemma_ or subj.lower_)
+
+
+def _habit(verb: Any, key: str, named: str = "") -> list[Open]:
     """A habit at a time: "I start work at 9am", "I call my gran every Sunday", "i go to bed around midnight".
     The slot is the verb (``routine_call``) or, for a light verb, what it is done to (``routine_bed``)."""
     if verb.tag_ not in ("VBP", "VBZ") or _negated(verb) or key in ("be", "have") and not _objects(verb):
@@ -215,9 +229,11 @@ def _habit(verb: Any, key: str) -> list[Open]:
         return []  # "I have a meeting at 3pm": once, not a habit
     if base in ("wake", "get") and key in ("wake", "wake_up", "get_up"):
         return [("routine_wake", when, "fact", False, 0.8, False)]
-    if key in SLOTS or base in _ROUTINE:
+    if named:
+        name = named
+    elif key in SLOTS or base in _ROUTINE:
         return []  # a slot of its own ("I drink two coffees every morning": drinks), or a routine verb's
-    if base in _LIGHT or base in ("do", "have"):
+    elif base in _LIGHT or base in ("do", "have"):
         nouns = _objects(verb)
         name = nouns[0] if nouns else _HABIT_OBJECT.get(base, "")
     else:

@@ -150,9 +150,8 @@ class Recall:
             if known is not None:
                 k = known.type  # one slot, one page: "my favourite pizza is ..." and "... as my favourite pizza"
             elif not mu and p not in CORE:
-                head = singular(p.rsplit("_", 1)[-1])
                 same = next((r for r in reversed(recent) if r.subject == who and not r.multi and r.predicate not in CORE
-                             and singular(r.predicate.rsplit("_", 1)[-1]) == head and len(head) >= 3), None)
+                             and _suffix(r.predicate, p)), None)
                 if same is not None:
                     p, k = same.predicate, same.type
             out.append((p, v, k, mu, conf, neg))
@@ -163,6 +162,8 @@ class Recall:
         of that slot's shape ("home's Utrecht these days" after "i live in zwolle"): the slot's new value
         (see :mod:`.extract_topic`)."""
         recent = self._recent.get(entry.user_id, [])
+        if not recent or _NOT_MINE_NOW.search(clause):
+            return []
         words = set(re.findall(r"[a-z']+", clause.casefold()))
         seen: set[str] = set()
         for r in reversed(recent):
@@ -229,6 +230,17 @@ class Recall:
         del recent[:-_RECENT_FACTS]
         while len(self._recent) > _RECENT_USERS:
             self._recent.popitem(last=False)
+
+
+# someone else's, or the user's past: "You live in Dublin, right?", "I lived in Ghent for two years"
+_NOT_MINE_NOW = re.compile(r"\b(?:you|your|he|she|they|his|her|their|lived|worked|was|were|did|used to|studied|"
+                           r"would|could|might|if|when i was)\b", re.IGNORECASE)
+
+
+def _suffix(a: str, b: str) -> bool:
+    """One slot name ends with the other, at a word: go_to_coffee_order / order, favorite_colour / colour."""
+    a, b = singular(a), singular(b)
+    return len(min(a, b, key=len)) >= 3 and (a.endswith("_" + b) or b.endswith("_" + a))
 
 
 def replace_value(value: str, new: str, old: str | None) -> str:

@@ -168,6 +168,7 @@ RULES: list[Rule] = [
     (_r(r"^i(?:'m| am) (?P<name>)(?P<iam>)(?P<v>(?-i:[A-Z][a-z]+(?: [A-Z][a-z]+)?))(?=\s*(?:[,.!]|\bhere\b|$))"), "name", "profile", False, 0.6),  # noqa: E501
     (_r(rf"\b(?:please |you can |just )?call me (?P<name>){_V}{_END}"), "preferred_name", "profile", False, 0.9),
     (_r(rf"{_I} go by (?P<name>){_V}{_END}"), "preferred_name", "profile", False, 0.9),
+    (_r(r"\bi (?:was|were) born in (?P<v>(?:19|20)\d\d)\b"), "birth_year", "profile", False, 0.85),
     (_r(r"\bi(?:'m| am|'ve just turned| have just turned| just turned| turned) (?P<v>\d{1,3})(?: years old| yrs old| yo)?\b(?! ?(?:%|percent|kids|children|dogs|cats|times|days|hours|minutes|mins|weeks|months|miles|km|pounds|lbs|kg|dollars|euros|feet|ft|inches|cm|min|am|pm|o'clock|-))"), "age", "profile", False, 0.7),  # noqa: E501
     (_r(rf"\bmy birthday is (?:on )?{_V}{_END}"), "birthday", "profile", False, 0.9),
     (_r(rf"\bmy (?:new |current )?(?:(?:phone|cell|mobile|cellphone|cell phone|telephone)(?: number| no\.?)?|number)(?: is| =|:) (?:now )?{PHONE}"), "phone", "profile", False, 0.9),  # noqa: E501
@@ -177,7 +178,7 @@ RULES: list[Rule] = [
     # partner and family
     (_r(rf"\bmy (?:new |current )?{_PARTNER} is (?:called|named) (?P<name>){_V}{_END}"), "partner", "relationship", False, 0.9),  # noqa: E501
     (_r(rf"^(?:me and |i and )?my {_PARTNER},? (?P<name>)(?P<v>[A-Za-z][a-z]+),? (?:and (?:i|me) )?(?:have|are|and)\b"), "partner", "relationship", False, 0.8),  # noqa: E501
-    (_r(rf"\b(?:my|our) (?:(?:new|little|old|sweet|rescue) )*(?P<k>{PETS})(?:'s name is| is called| is named|, called|, named) (?P<name>)(?P<v>[A-Za-z][\w'-]*(?: [A-Z][\w'-]*)?){_END}"), "pet_named", "relationship", True, 0.85),  # noqa: E501
+    (_r(rf"\b(?:my|our) (?:(?:new|little|old|sweet|rescue) )*(?P<k>{PETS})(?:'s name is| is called| is named|'s called|'s named|, called|, named) (?P<name>)(?P<v>[A-Za-z][\w'-]*(?: [A-Z][\w'-]*)?){_END}"), "pet_named", "relationship", True, 0.85),  # noqa: E501
     (_r(rf"\b(?:i|we)(?:'ve| have)? (?:got |have )?(?:an? |two |\d+ )?(?:(?:new|little|baby|rescue|twin) )*(?P<k>{PETS}) (?:called|named) (?P<name>)(?P<v>[A-Za-z][\w'-]*(?: [A-Z][\w'-]*)?){_END}"), "pet_named", "relationship", True, 0.85),  # noqa: E501
     (_r(rf"{_WE}(?:'ve| have)? {_A}(?:got|adopted|rescued) (?:an? |another |a second )?(?:(?:new|little|baby) )*(?P<k>{PETS})(?: too| as well)?,? (?:called|named) (?P<name>)(?P<v>[A-Za-z][\w'-]*){_END}"), "pet_named", "relationship", True, 0.85),  # noqa: E501
     (_r(rf"\bi have an? (?:(?:twin|younger|older|little|big|baby|step|half) )*(?P<k>{REL}) (?:named|called) (?P<name>)(?P<v>[A-Za-z][\w'-]*){_END}"), "relationship", "relationship", True, 0.85),  # noqa: E501
