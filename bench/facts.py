@@ -7,6 +7,8 @@ Sets of multi-session chat scenarios (issue #12):
 * ``bench/data/facts_blind2.jsonl``: a second blind set (ids ``b2-``), written later by someone who
   had not read the extractor (``markmem/write``, ``markmem/read``); never tuned on, failures never
   printed either. Its first run is in ``bench/results/facts-blind2-first-run.md``.
+* ``bench/data/facts_blind3.jsonl``: a third blind set (ids ``b3-``), written the same way beside the tuning
+  set ``tune5`` (other people, values and phrasings); first run in ``bench/results/facts-blind3-first-run.md``.
 * ``bench/data/facts_tune.jsonl``: different people, places and wording, to tune on
   (``tune2`` ... ``tune5``: later tuning sets; ``tune5`` was written by the outsider who wrote ``blind3``).
 
@@ -57,7 +59,7 @@ Default settings (``markmem.Memory(path)``: default PII gate, extractor, backgro
 run of turns with one user and one occurred_at is one ``add()``. Timings are of a machine with 2 cores
 shared with other jobs: compare runs on the same machine only.
 
-    PYTHONPATH=. python bench/facts.py [--set blind|blind2|tune|tune2..tune5|both|all] [--show-failures]
+    PYTHONPATH=. python bench/facts.py [--set blind|blind2|blind3|tune|tune2..tune5|both|all] [--show-failures]
                                        [--json] [--limit N] [--work DIR]
                                        [--override pii_policy=tag]   (not for the targets)
 """
@@ -83,12 +85,13 @@ from markmem.ids import now, parse_time  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "data"
 SETS = {"blind": DATA / "facts_blind.jsonl", "blind2": DATA / "facts_blind2.jsonl",
+        "blind3": DATA / "facts_blind3.jsonl",  # blind3: a third outsider-written blind set (ids b3-)
         "tune": DATA / "facts_tune.jsonl",
         "tune2": DATA / "facts_tune2.jsonl",  # tune2: a second tuning set, written after the first round
         "tune3": DATA / "facts_tune3.jsonl",  # tune3: written before the open-vocabulary path (issue #12)
         "tune4": DATA / "facts_tune4.jsonl",  # tune4: longer chats (assistant echoes, chit-chat), written first
         "tune5": DATA / "facts_tune5.jsonl"}  # tune5: written by an outsider beside blind3, for tuning
-BLIND = frozenset({"blind", "blind2"})  # never tuned on: their failures are never printed
+BLIND = frozenset({"blind", "blind2", "blind3"})  # never tuned on: their failures are never printed
 METRICS = ("ledger", "pack1", "json1", "current1", "stale5", "asof5", "latest1")
 # the blind set's first run, before any tuning (bench/results/facts-first-run.md): every run prints it
 FIRST_RUN = ("blind set, first run before any tuning (a88e42d, 2026-12-01, default settings): ledger-current 35.5%, "
@@ -98,7 +101,11 @@ FIRST_RUN = ("blind set, first run before any tuning (a88e42d, 2026-12-01, defau
 FIRST_RUN_BLIND2 = ("blind2 set, first run (ea85856, markmem as main b55e39a, 2026-12-01, default settings): "
                     "ledger-current 57.0%, current@1 64.7% (pack@1 69.1%, json@1 67.1%), stale-shown@5 56.6%, "
                     "as_of@5 100.0%, latest-wins@1 55.1%, no claim in 26 of 150 scenarios")
-FIRST_RUNS = {"blind": FIRST_RUN, "blind2": FIRST_RUN_BLIND2}
+# blind3's first run, before anyone looked at it (bench/results/facts-blind3-first-run.md): every run prints it
+FIRST_RUN_BLIND3 = ("blind3 set, first run (b707593, markmem as main 2540ec6, 2026-12-01, default settings): "
+                    "ledger-current 47.0%, current@1 54.5% (pack@1 59.4%, json@1 57.9%), stale-shown@5 66.9%, "
+                    "as_of@5 100.0%, latest-wins@1 32.2%, no claim in 36 of 150 scenarios")
+FIRST_RUNS = {"blind": FIRST_RUN, "blind2": FIRST_RUN_BLIND2, "blind3": FIRST_RUN_BLIND3}
 LABELS = {"ledger": "ledger-current", "pack1": "pack@1", "json1": "json@1", "current1": "current@1",
           "stale5": "stale-shown@5", "asof5": "as_of@5", "latest1": "latest-wins@1"}
 
