@@ -21,14 +21,14 @@ from functools import lru_cache
 TOPIC = {
     "lives_in": "live living livin lived home based moved relocated flat apartment house place rent renting city",
     "hometown": "from grew hometown",
-    "employer": "work working job company employer office",
-    "job": "work working job",
+    "employer": "work working job gig company employer office",
+    "job": "work working job gig",
     "car": "car drive driving",
     "phone_model": "phone",
     "diet": "diet eat eating meat vegan vegetarian",
-    "partner": "partner boyfriend girlfriend wife husband dating married",
-    "studies": "study studying degree course",
-    "school": "school",
+    "partner": "partner boyfriend girlfriend wife husband dating married seeing",
+    "studies": "study studying degree course uni university transferred",
+    "school": "school uni university transferred",
 }
 _NAMED = frozenset({"lives_in", "hometown", "employer", "school"})  # slots whose values are names
 _NOT_TOPIC = frozenset("in at on of for to the a an is now for_now routine favorite fav thing user my".split())
@@ -43,7 +43,7 @@ SHAPES = {
     "num": re.compile(r"\b\d+(?:st|nd|rd|th)?\b"),
 }
 _NAME = re.compile(r"(?<![\w'])(?:[A-Z][\w&'.+-]*|[A-Z]{2,})(?:\s+(?:of|de|la|van|von|&)?\s*(?:[A-Z][\w&'.+-]*|\d+))*")
-_BEFORE_NAME = frozenset("in to at near outside for 's is now joined by".split())  # not "with": "lunch with Tom"
+_BEFORE_NAME = frozenset("in to at near outside for 's is now joined by seeing dating".split())  # not "with": "lunch with Tom"
 
 
 @lru_cache(maxsize=2048)
