@@ -43,7 +43,8 @@ SHAPES = {
     "num": re.compile(r"\b\d+(?:st|nd|rd|th)?\b"),
 }
 _NAME = re.compile(r"(?<![\w'])(?:[A-Z][\w&'.+-]*|[A-Z]{2,})(?:\s+(?:of|de|la|van|von|&)?\s*(?:[A-Z][\w&'.+-]*|\d+))*")
-_BEFORE_NAME = frozenset("in to at near outside for 's is now joined by seeing dating".split())  # not "with": "lunch with Tom"
+# the words a value follows; not "with": "lunch with Tom at work"
+_BEFORE_NAME = frozenset("in to at near outside for 's is now joined by seeing dating".split())
 
 
 @lru_cache(maxsize=2048)
