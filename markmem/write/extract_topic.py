@@ -57,8 +57,17 @@ def topic_words(predicate: str) -> frozenset[str]:
 
 def on_topic(words: set[str], topic: frozenset[str]) -> bool:
     """A word of the clause is a topic word (or shares its stem: "lessons", "livin")."""
-    return any(w == k or (w.startswith(k) and (len(k) >= 4 or len(w) <= len(k) + 1))
-               or (len(w) >= 4 and k.startswith(w)) for w in words for k in topic)
+    pattern = _topic_pattern(topic)
+    return any(pattern.fullmatch(w) for w in words)
+
+
+@lru_cache(maxsize=2048)
+def _topic_pattern(topic: frozenset[str]) -> re.Pattern[str]:
+    """One regex per topic: a topic word with any ending (one letter for a short word), or a cut of
+    a topic word at least four letters long."""
+    alts = [re.escape(k) + (r"[\w']*" if len(k) >= 4 else r"\w?(?:'s)?") for k in sorted(topic)]
+    alts += [re.escape(k[:n]) for k in sorted(topic) for n in range(4, len(k))]
+    return re.compile("|".join(alts) or r"(?!)")
 
 
 def shape(value: str, predicate: str = "") -> str:
