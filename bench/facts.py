@@ -31,7 +31,8 @@ and as_of checks), else now. For hypotheticals ``expect`` is the value that stil
 Matching: case-insensitive, whole words (``facts_score.mentions``). A stale value counts as MARKED
 (not shown as current) when the line itself says it is past: markmem's marks in a pack line
 ("superseded", "replaced", "ended", "was true until", "(until", "no longer true"), a JSON hit with a
-``valid_until`` at or before the check time, a ``superseded_by`` or a stale flag, or the text's own
+``valid_until`` at or before the check time, a ``superseded_by`` or a stale flag, a ``starts`` after the
+check time (a planned change, not yet true then: "not yet true" in the pack line), or the text's own
 change words ("used to", "no longer", "moved from", "anymore", "passed away", "instead of", "not ", ...:
 ``facts_score.CHANGE_CUES``). "moved from Lisbon to Porto" shows Porto and does not show Lisbon as current.
 
@@ -182,6 +183,10 @@ def evaluate(mem: Memory, check: dict[str, Any], pairs: list[tuple[Any, Any]], b
     shown = any(fs.stale_unmarked(h["text"], stale, fs.hit_marked(h, t)) for h in hits) or any(
         fs.stale_unmarked(ln, stale, fs.pack_marked(ln)) for ln in lines)
     latest = base.latest(user, check["query"], t)
+    shown_at = next((f"hit {i + 1}: {h['text'][:100]}" for i, h in enumerate(hits)
+                     if fs.stale_unmarked(h["text"], stale, fs.hit_marked(h, t))), None) or next(
+        (f"line {i + 1}: {ln[:100]}" for i, ln in enumerate(lines) if fs.stale_unmarked(ln, stale, fs.pack_marked(ln))),
+        None)
     return {
         "ledger": fs.ledger_current(pairs, check, t),
         "pack1": pack1, "json1": json1, "current1": pack1 and json1,
@@ -189,6 +194,7 @@ def evaluate(mem: Memory, check: dict[str, Any], pairs: list[tuple[Any, Any]], b
         "asof5": any(fs.mentions(h["text"], expect) for h in hits) if check.get("kind") == "as_of" else None,
         "latest1": fs.line_pass(latest, expect, stale, latest is not None and fs.says_past(latest)),
         "first_line": first, "first_hit": hits[0]["text"] if hits else None, "latest_turn": latest,
+        "stale_at": shown_at,
     }
 
 
@@ -269,7 +275,8 @@ def show_failures(res: dict[str, Any]) -> str:
         flags = " ".join(f"{LABELS[m]}={'ok' if f[m] != (m == 'stale5') else 'FAIL'}"
                          for m in ("ledger", "pack1", "json1", "stale5", "asof5", "latest1") if f[m] is not None)
         out.append(f"[{f['scenario']}] {c['query']!r} expect={c['expect']} stale={c['stale']} at={c.get('at')}\n"
-                   f"    {flags}\n    pack@1: {f['first_line']}\n    json@1: {f['first_hit']}")
+                   f"    {flags}\n    pack@1: {f['first_line']}\n    json@1: {f['first_hit']}"
+                   + (f"\n    stale shown: {f['stale_at']}" if f.get("stale_at") else ""))
     return "\n".join(out)
 
 

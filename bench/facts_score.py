@@ -12,7 +12,8 @@ from functools import lru_cache
 from typing import Any
 
 # markmem's own "this is old" marks in a pack line (a JSON hit is marked by its fields instead)
-PACK_MARKS = ("superseded", "replaced", "ended", "was true until", "(until", "(old)", "[old]", "no longer true")
+PACK_MARKS = ("superseded", "replaced", "ended", "was true until", "(until", "(old)", "[old]", "no longer true",
+              "not yet true")
 # the text itself says the value is past ("I used to live in Lisbon", "moved from Lisbon to Porto")
 CHANGE_CUES = ("no longer", "not anymore", "anymore", "any more", "used to", "formerly", "previously",
                "passed away", "moved from", "moved away", "switched from", "instead of", "ex-", "quit ",
@@ -56,6 +57,9 @@ def hit_marked(hit: dict[str, Any], t: str) -> bool:
     if until and until <= t:
         return True
     if hit.get("superseded_by") or hit.get("stale") or hit.get("superseded"):
+        return True
+    starts = hit.get("starts")  # an as_of hit telling of a change planned after the check time
+    if starts and starts > t:
         return True
     return says_past(str(hit.get("text") or ""))
 

@@ -178,6 +178,7 @@ class Hit:
     explain: dict[str, Any] | None = None
     superseded_by: str | None = None  # a turn whose facts were since replaced: the claim that replaced them
     role: str | None = None  # a turn's role ("user", "assistant", ...)
+    starts: str | None = None  # an as_of search: a turn telling of a change planned later, when it starts
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -26,6 +26,7 @@ from typing import Any
 
 from ..index import claimbook
 from ..index.cache import Cache
+from ..write.extract_topic import on_topic, topic_words
 
 _LEAD = frozenset("a an the my our his her their your its some on in at to for of about from with by".split())
 _GENERIC = frozenset("the and this that with from home work city town street road house flat the new old "
@@ -161,3 +162,46 @@ def echoes(texts: Mapping[str, str], closed: Mapping[str, dict[str, Any]]) -> di
         if found:
             out[rid] = max(found, key=lambda r: str(r["valid_until"]))
     return out
+
+
+# -- older turns on the topic of a later one-valued fact -------------------------------------------
+# The ledger misses changes it could not read; the turn that stated the old value is then cited by no
+# claim and names no closed value ("I start work at 9am", later "new hours, I start at 7:30 now").
+# Such a turn, said before the start of a one-valued fact the user holds now, on the same topic (a
+# word of the fact's slot) and not naming that fact's value, is marked as replaced by that fact.
+def one_valued(ledger: list[dict[str, Any]], preds: Mapping[str, str], user_id: str, at: str) -> list[dict[str, Any]]:
+    """The user's own claims valid at ``at`` whose slot holds one value then (each with ``_pred``)."""
+    live = [r for r in ledger if active(r, at) and str(r.get("subject") or user_id) in (user_id, "user")
+            and preds.get(str(r["id"]))]
+    count: dict[str, int] = {}
+    for r in live:
+        count[preds[str(r["id"])]] = count.get(preds[str(r["id"])], 0) + 1
+    return [{**r, "_pred": preds[str(r["id"])]} for r in live if count[preds[str(r["id"])]] == 1 and r.get("value")]
+
+
+def newer_on_topic(turns: Mapping[str, tuple[str, str, int]], facts: list[dict[str, Any]],
+                   rowids: Mapping[str, int]) -> dict[str, dict[str, Any]]:
+    """Turns (id -> (text, said at, rowid)) said before a one-valued fact (``one_valued``) began, on its
+    topic, not naming its value: id -> that fact (the latest). ``rowids``: raw id -> rowid, to order
+    turns said at the same time as the fact's source."""
+    out: dict[str, dict[str, Any]] = {}
+    for rid, (text, said, rowid) in turns.items():
+        low = text.casefold().replace("\u2019", "'")
+        words = set(_TOKEN.findall(low))
+        for fact in facts:
+            start = str(fact.get("valid_from") or "")
+            if not start or said > start or rid in fact["_refs"]:
+                continue
+            if said == start and not any(rowids.get(ref, -1) > rowid for ref in fact["_refs"]):
+                continue  # said together: only a turn before the fact's own source is older
+            if not on_topic(words, topic_words(fact["_pred"])) or _names(low, words, fact):
+                continue
+            if rid not in out or str(out[rid]["valid_until"]) < start:
+                out[rid] = {**fact, "valid_until": start, "superseded_by": fact["id"]}  # replaced when it began
+    return out
+
+
+def _names(low: str, words: set[str], fact: Mapping[str, Any]) -> bool:
+    value = str(fact.get("value") or "")
+    found = fact["_terms"] if "_terms" in fact else terms(value)
+    return any(_pattern(t).search(low) for t in found) or bool(_words(value) & words - _GENERIC - _LEAD)

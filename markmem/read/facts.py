@@ -60,6 +60,7 @@ def rerank(cache: Cache, user_id: str, ranked: list[Cand], query: str = "",
     stale = _citing(cache, user_id, [c.id for c in ranked if c.kind == "turn"], present, book)
     ledger = echo.ledger(cache, user_id, book)
     echoed = _echoed(ranked, stale, ledger, present, book)
+    echoed.update(_topical(cache, user_id, ranked, stale, echoed, ledger, present, book))
     _mark(ranked, stale, echoed)
     have = {c.id for c in ranked if c.kind == "claim"}
     others_said = _said_by_others(ranked)
@@ -110,13 +111,44 @@ def _said_by_others(ranked: list[Cand]) -> set[str]:
     return {c.id for c in ranked if c.kind == "turn" and c.row.get("role") not in (None, "user")}
 
 
-def mark(cache: Cache, user_id: str, ranked: list[Cand], at: str, stamp: claimbook.Stamp | None = None) -> None:
-    """An ``as_of`` search: mark (no re-ranking) the turns stale at ``at``: every claim citing them
-    closed by then, or naming a value closed by then (``read.echo``)."""
+def mark(cache: Cache, user_id: str, ranked: list[Cand], at: str,
+         stamp: claimbook.Stamp | None = None) -> list[Cand]:
+    """An ``as_of`` search: mark the turns stale at ``at``: every claim citing them closed by then, or
+    naming a value closed by then (``read.echo``); and the turns telling of a change planned after
+    ``at`` ("from March I'll live in Bologna": every claim citing them starts later): not yet true
+    then, they are marked with ``starts`` and go last. Otherwise the order is kept."""
     book = claimbook.book(cache, user_id, stamp, lazy=True) if claimbook.ENABLED else None
     _hydrate(cache, user_id, ranked)
     stale = _citing(cache, user_id, [c.id for c in ranked if c.kind == "turn"], at, book)
-    _mark(ranked, stale, _echoed(ranked, stale, echo.ledger(cache, user_id, book), at, book))
+    ledger = echo.ledger(cache, user_id, book)
+    echoed = _echoed(ranked, stale, ledger, at, book)
+    echoed.update(_topical(cache, user_id, ranked, stale, echoed, ledger, at, book))
+    _mark(ranked, stale, echoed)
+    planned = _planned(ranked, ledger, at)
+    for c in ranked:
+        if c.id in planned:
+            c.row = {**c.row, "starts": planned[c.id]}
+    return [c for c in ranked if c.id not in planned] + [c for c in ranked if c.id in planned]
+
+
+def _planned(ranked: list[Cand], ledger: list[dict[str, Any]], at: str) -> dict[str, str]:
+    """Turn id -> when its facts start, for the turns every claim citing them starts after ``at``."""
+    wanted = {c.id for c in ranked if c.kind == "turn"}
+    starts: dict[str, list[str]] = {}
+    for r in ledger:
+        for ref in r["_refs"]:
+            if ref in wanted:
+                starts.setdefault(ref, []).append(str(r["valid_from"] or ""))
+    out = {rid: min(s) for rid, s in starts.items() if all(x > at for x in s)}
+    later = {t: r for r in ledger if str(r["valid_from"] or "") > at for t in r["_terms"]}
+    if later:  # "Good luck at Cedar Clinic!": a turn that only names a planned value
+        held = {t for r in ledger if echo.active(r, at) for t in r["_terms"]}
+        texts = {c.id: str(c.row.get("content") or "") for c in ranked
+                 if c.kind == "turn" and c.id not in starts and c.id not in out}
+        for rid, row in echo.echoes(texts, {t: {**r, "valid_until": r["valid_from"]} for t, r in later.items()
+                                            if t not in held}).items():
+            out[rid] = str(row["valid_from"])
+    return out
 
 
 def _hydrate(cache: Cache, user_id: str, ranked: list[Cand]) -> None:
@@ -164,6 +196,36 @@ def _echoed(ranked: list[Cand], stale: dict[str, Any], ledger: list[dict[str, An
     names = now.subjects | {str(c.row.get("speaker") or "") for c in ranked} | \
         {t.split(":", 1)[0] for t in texts.values() if 0 < t.find(":") < 40}  # a transcript's "Caroline: ..."
     return echo.echoes(texts, echo.without(now.closed, names))
+
+
+def _topical(cache: Cache, user_id: str, ranked: list[Cand], stale: dict[str, Any], echoed: dict[str, Any],
+             ledger: list[dict[str, Any]], at: str, book: claimbook.Book | None) -> dict[str, Any]:
+    """Turns no claim cites, said before a one-valued fact the user holds at ``at`` began, on its topic
+    and not naming its value: that fact replaced what they said (``echo.newer_on_topic``)."""
+    now = echo.state(ledger, at, book)
+    turns = [c for c in ranked if c.kind == "turn" and c.id not in stale and c.id not in echoed
+             and c.id not in now.cited and not c.row.get("question") and c.row.get("valid_at")]
+    if not turns:
+        return {}
+    facts = echo.one_valued(ledger, _predicates(cache, user_id, book), user_id, at)
+    if not facts:
+        return {}
+    said = {c.id: (str(c.row.get("content") or ""), str(c.row["valid_at"]), int(c.row.get("rowid") or 0))
+            for c in turns if not low_content(str(c.row.get("content") or ""))}
+    rowids = {c.id: int(c.row.get("rowid") or 0) for c in ranked if c.kind == "turn"}
+    return echo.newer_on_topic(said, facts, rowids)
+
+
+def _predicates(cache: Cache, user_id: str, book: claimbook.Book | None) -> dict[str, str]:
+    """Claim id -> predicate of the user's live claims (kept on the claim book while it is unchanged)."""
+    kept: dict[str, str] | None = getattr(book, "_echo_preds", None)
+    if kept is not None:
+        return kept
+    rows = cache.user(user_id).rows("SELECT id, predicate FROM claims WHERE user_id = ? AND archived = 0", [user_id])
+    got = {str(r["id"]): str(r["predicate"] or "") for r in rows}
+    if book is not None:
+        book._echo_preds = got  # type: ignore[attr-defined]
+    return got
 
 
 def _others_turns(cache: Cache, user_id: str, ranked: list[Cand], ledger: list[dict[str, Any]], asked: str,

@@ -124,6 +124,8 @@ def _line(h: Hit) -> str:
     if _marked(h):  # a turn naming what has since changed: dated, and when it changed
         change = "superseded" if h.superseded_by else "ended"
         date = f" ({h.valid_from[:10] + '; ' if h.valid_from else ''}{change} on {str(h.valid_until)[:10]})"
+    if h.kind == "turn" and h.starts:  # a planned change, not yet true as of the search's time
+        date = f" ({h.valid_from[:10] + '; ' if h.valid_from else ''}not yet true: from {h.starts[:10]})"
     who = f"{h.role}: " if h.kind == "turn" and h.role and h.role != "user" else ""
     return f"- {who}{_one_line(h.text)}{date} [{h.id}]"
 

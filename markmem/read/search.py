@@ -87,8 +87,9 @@ def _ranked(ctx: Context, query: str, user_id: str, top_k: int, as_of: str | Non
         ranked = facts.rerank(ctx.cache, user_id, ranked[: max(3 * top_k, top_k + 10)], query,
                               None if snap is None else snap.vectors())
     elif as_of is not None and known_at is None and recipe.fact_first:  # marked as of then, order kept
-        facts.mark(ctx.cache, user_id, ranked[: max(3 * top_k, top_k + 10)], as_of,
-                   None if snap is None else snap.vectors())
+        window = max(3 * top_k, top_k + 10)
+        ranked = facts.mark(ctx.cache, user_id, ranked[:window], as_of,
+                            None if snap is None else snap.vectors()) + ranked[window:]
     model = ctx.embedder.name if recipe.vectors and ctx.embedder else None
     return ranked, {"terms": [t for t in q.terms if t not in dropped], "dropped_terms": dropped,
                     "literals": list(q.literals), "vectors": model, "asks_assistant": asked,
@@ -249,7 +250,8 @@ def _turn_hit(row: dict[str, Any], c: Cand, explain: dict[str, Any] | None) -> H
     src = Source(row["id"], row["path"], row["occurred_at"], json.loads(row["metadata"] or "{}"))
     return Hit(id=row["id"], kind="turn", score=round(c.score, 6), text=row["content"], user_id=row["user_id"],
                valid_from=row["valid_at"], valid_until=c.row.get("valid_until"), sources=(src,), explain=explain,
-               superseded_by=c.row.get("superseded_by"), role=c.row.get("role") or row.get("role"))
+               superseded_by=c.row.get("superseded_by"), role=c.row.get("role") or row.get("role"),
+               starts=c.row.get("starts"))
 
 
 def _claim_hit(ctx: Context, row: dict[str, Any], c: Cand, explain: dict[str, Any] | None) -> Hit:

@@ -317,6 +317,11 @@ class HeuristicExtractor:
                 lead = strip_lead(c)
                 lead = "I " + lead if ELLIPTICAL.match(lead) else lead  # "finally traded the fiesta in"
                 facts = self.recall.resolve_open(entry, read_clause(lead, self.parse, conf_cap))
+            if not facts and conf_cap is None and not _refused(c):
+                topical = self.recall.topical(entry, who, c, text, when.get("valid_from"))
+                if topical:
+                    return topical
+        facts = self.recall.unify(entry, who, facts)
         out = []
         for p, v, k, mu, conf, neg in facts:
             if "valid_until" in when and not neg:  # "we divorced this summer" ends the fact for good

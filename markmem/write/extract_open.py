@@ -42,7 +42,7 @@ _EMPLOYER: Slot = ("employer", "profile", False)
 SLOTS: dict[str, Slot] = {
     "live_in": _LIVES, "settle_in": _LIVES, "relocate_to": _LIVES, "move_to": _LIVES, "base_in": _LIVES,
     "call_home": _LIVES, "rent_in": _LIVES, "stay_in": ("staying_in", "fact", False),
-    "work_at": _EMPLOYER, "work_for": _EMPLOYER, "start_at": _EMPLOYER, "join": _EMPLOYER,
+    "work_at": _EMPLOYER, "work_for": _EMPLOYER, "teach_at": _EMPLOYER, "start_at": _EMPLOYER, "join": _EMPLOYER,
     "work_as": ("job", "profile", False), "retrain_as": ("job", "profile", False),
     "requalify_as": ("job", "profile", False), "qualify_as": ("job", "profile", False),
     "drive": _CAR, "get_around_in": _CAR, "ride": _CAR,
@@ -83,11 +83,14 @@ _MODAL = frozenset("would could might should may must can will shall 'll 'd wo c
 _FIRST = re.compile(r"^(?:(?:\w+ly|just|also|now|still|then|so|and|but|finally|actually|these days|lately)[, ]+)*"
                     r"(?:i|we)(?:'ve| have|'m| am|'re| are)?(?: (?:\w+ly|just|also|now|still|finally|been|"
                     r"actually|no longer|never|don't|do not|didn't|not))* (?P<verb>[a-z]+)", re.IGNORECASE)
+_MY = re.compile(r"^\W*(?:my|our) \w+ (?!is\b|are\b|was\b)\w+", re.IGNORECASE)
+_FIRST_ANY = re.compile(r"\b(?:i|we)\b", re.IGNORECASE)
 _GATE_LIGHT = (_LIGHT - {"start", "take", "get", "stop"}) | {"be", "have"}  # "I get up", "I stopped smoking"
 _DET = frozenset("a an the my our their his her its this that these those some".split())
 _TIME_DEPS = frozenset({"npadvmod", "advmod", "prep", "tmod", "obl"})
 _TIMEISH = re.compile(r"\b(?:\d|every|each|once|twice|times?|daily|weekly|morning|evening|night|week|"
-                      r"weekend|monday|tuesday|wednesday|thursday|friday|saturday|sunday|am|pm|o'clock)", re.I)
+                      r"weekend|monday|tuesday|wednesday|thursday|friday|saturday|sunday|am|pm|o'clock|midnight|noon)",
+                      re.I)
 
 
 def lemma(word: str) -> str:
@@ -107,9 +110,14 @@ def lemma(word: str) -> str:
 
 
 def may_state(clause: str) -> bool:
-    """A first-person clause whose verb is not a light one: worth a parse (most chat is not)."""
+    """A first-person clause whose verb is not a light one, or that says when it happens: worth a parse
+    (most chat is not)."""
     m = _FIRST.match(clause.strip())
-    return m is not None and lemma(m.group("verb")) not in _GATE_LIGHT
+    if m is not None and lemma(m.group("verb")) not in _GATE_LIGHT:
+        return True
+    if _MY.match(clause) and _CLOCK.search(clause):
+        return True  # "my shift starts at 7:15"
+    return _FIRST_ANY.search(clause) is not None and _CLOCK.search(clause) is not None
 
 
 _DROPPED = re.compile(r"^(?:(?:\w+ly|just|also|now|then|so|and|but|finally)[, ]+)*(?:[a-z]+ed|sold|quit|took|gave|"
@@ -125,8 +133,11 @@ def read_clause(clause: str, parse: Parse, conf_cap: float | None = None) -> lis
         return []
     doc = parse(clause)
     root = next((t for t in doc if t.dep_ == "ROOT"), None)
-    if root is None or root.pos_ != "VERB" or not _first_person(root) or _unreal(root):
+    if root is None or root.pos_ != "VERB" or _unreal(root):
         return []
+    if not _first_person(root):
+        mine = _my_subject(root)  # "my shift starts at 7:15": the shift's routine
+        return _habit(root, mine, named=mine) if mine else []
     out = _facts(root)
     if conf_cap is not None:
         out = [(p, v, k, mu, min(conf, conf_cap), neg) for p, v, k, mu, conf, neg in out]
@@ -177,9 +188,68 @@ def _facts(root: Any) -> list[Open]:
         return [("lives_in", home, "profile", False, 0.8, False)]
     if key in _CLOSE or (neg and key not in _LIGHT):
         return _close(root, key)
+    habit = _habit(root, key)
+    if habit:
+        return habit
     if key in _LIGHT and key not in SLOTS:
         return []
     return _facts_of(root, neg=False)
+
+
+_D = r"(?:mon|tues|wednes|thurs|fri|satur|sun)"
+_CLOCK = re.compile(  # a habit's time: a clock time, or a repeat ("every Sunday", "on Sunday nights", "daily")
+    rf"(?:\b(?:at|around|by|from|before|after|until|till|for)\s+)?(?:\b\d{{1,2}}(?::\d\d)?\s*(?:am|pm|a\.m\.|p\.m\.)"
+    rf"|\b\d{{1,2}}:\d\d\b|\bmidnight\b|\bnoon\b|\b\d{{1,2}} o'clock\b)"
+    rf"|\b(?:every|each)\s+(?:other\s+)?\w+(?:\s+(?:morning|evening|night|afternoon)s?)?"
+    rf"|\b(?:on\s+)?(?:{_D}days|{_D}day (?:morning|evening|night|afternoon)s)\b(?:\s+and\s+{_D}days\b)?"
+    rf"|\b(?:daily|weekly|twice a \w+|once a \w+|\d+ times a \w+)\b", re.IGNORECASE)
+_REPEAT = re.compile(r"\b(?:every|each|daily|weekly|usually|always|normally|\w+days)\b", re.IGNORECASE)
+_HABIT_OBJECT = {"start": "work", "begin": "work", "finish": "work"}  # "I start at 7:30": work, unless named
+
+
+def _my_subject(root: Any) -> str:
+    subj = next((c for c in root.children if c.dep_ == "nsubj"), None)
+    if subj is None or subj.pos_ != "NOUN" or not any(c.dep_ == "poss" and c.lower_ in ("my", "our")
+                                                      for c in subj.children):
+        return ""
+    return str(subj.lemma_ or subj.lower_)
+
+
+def _habit(verb: Any, key: str, named: str = "") -> list[Open]:
+    """A habit at a time: "I start work at 9am", "I call my gran every Sunday", "i go to bed around midnight".
+    The slot is the verb (``routine_call``) or, for a light verb, what it is done to (``routine_bed``)."""
+    if verb.tag_ not in ("VBP", "VBZ") or _negated(verb) or key in ("be", "have") and not _objects(verb):
+        return []
+    found = [m.group(0) for m in _CLOCK.finditer(verb.doc.text)]
+    if not found:
+        return []
+    when = " ".join(found)
+    base = lemma(verb.text)
+    if base == "have" and not _REPEAT.search(verb.doc.text):
+        return []  # "I have a meeting at 3pm": once, not a habit
+    if base in ("wake", "get") and key in ("wake", "wake_up", "get_up"):
+        return [("routine_wake", when, "fact", False, 0.8, False)]
+    if named:
+        name = named
+    elif key in SLOTS or base in _ROUTINE:
+        return []  # a slot of its own ("I drink two coffees every morning": drinks), or a routine verb's
+    elif base in _LIGHT or base in ("do", "have"):
+        nouns = _objects(verb)
+        name = nouns[0] if nouns else _HABIT_OBJECT.get(base, "")
+    else:
+        name = base
+    name = re.sub(r"[^a-z]+", "_", name.casefold()).strip("_")
+    return [(f"routine_{name}", when, "fact", False, 0.75, False)] if name else []
+
+
+def _objects(verb: Any) -> list[str]:
+    """The lemmas of a verb's object nouns, direct or through a preposition ("go to bed": bed)."""
+    out = [c.lemma_ or c.lower_ for c in verb.children if c.dep_ in ("dobj", "obj") and c.pos_ in ("NOUN", "PROPN")]
+    for prep in verb.children:
+        if prep.dep_ == "prep" and not _TIMEISH.search(prep.lower_):
+            out += [g.lower_ for g in prep.children if g.dep_ == "pobj" and g.pos_ == "NOUN"
+                    and not _CLOCK.search(g.lower_) and not _TIMEISH.search(g.lower_)]
+    return out
 
 
 _HOMES = frozenset("apartment flat house place home studio condo bungalow cottage room".split())

@@ -22,8 +22,14 @@ from .extract_change import DAYTIME, norm_value, singular, slot_name
 from .extract_change import changes as find_changes
 from .extract_subject import correction as find_correction
 from .extract_time import parse_when
+from .extract_topic import on_topic, shape, topic_words
+from .extract_topic import values as shaped_values
 
 _RECENT_FACTS = 32
+# the named slots: their wordings are known, so no open slot is folded into them by its head noun
+CORE = frozenset("lives_in hometown employer job partner diet car phone_model laptop studies school pet speaks "
+                 "learning likes dislikes prefers hobby allergy name preferred_name age marital_status children "
+                 "work_pattern staying_in".split())
 _RECENT_USERS = 4096
 
 
@@ -130,6 +136,55 @@ class Recall:
             out.append((target.predicate, v, target.type, target.multi, conf, neg))
         return out
 
+    def unify(self, entry: RawEntry, who: str, facts: list[tuple[str, str, str, bool, float, bool]]
+              ) -> list[tuple[str, str, str, bool, float, bool]]:
+        """An open slot named by its head noun lands on the user's earlier slot with that head: "oat
+        cortado is my order" after "my go-to coffee order is a flat white" (go_to_coffee_order),
+        "mustard is my colour now" after "fav colour: teal" (favorite_colour)."""
+        recent = self._recent.get(entry.user_id, [])
+        if not recent:
+            return facts
+        out = []
+        for p, v, k, mu, conf, neg in facts:
+            known = next((r for r in reversed(recent) if r.predicate == p and r.subject == who), None)
+            if known is not None:
+                k = known.type  # one slot, one page: "my favourite pizza is ..." and "... as my favourite pizza"
+            elif not mu and p not in CORE:
+                same = next((r for r in reversed(recent) if r.subject == who and not r.multi and r.predicate not in CORE
+                             and _suffix(r.predicate, p)), None)
+                if same is not None:
+                    p, k = same.predicate, same.type
+            out.append((p, v, k, mu, conf, neg))
+        return out
+
+    def topical(self, entry: RawEntry, who: str, clause: str, text: str, start: str | None) -> list[Candidate]:
+        """A clause no rule read, on the topic of one of the user's one-valued slots, naming one new value
+        of that slot's shape ("home's Utrecht these days" after "i live in zwolle"): the slot's new value
+        (see :mod:`.extract_topic`)."""
+        recent = self._recent.get(entry.user_id, [])
+        if not recent or _NOT_MINE_NOW.search(clause):
+            return []
+        words = set(re.findall(r"[a-z']+", clause.casefold()))
+        seen: set[str] = set()
+        for r in reversed(recent):
+            if r.predicate in seen or r.subject != who or r.multi:
+                continue
+            seen.add(r.predicate)
+            kind = shape(r.value, r.predicate)
+            if not kind or not on_topic(words, topic_words(r.predicate)):
+                continue
+            old = norm_value(r.value)
+            if old and old in norm_value(clause):
+                continue  # the old value named again: a repeat, or a change the rules read
+            found = [v for v in shaped_values(clause, kind) if norm_value(v) and norm_value(v) not in old]
+            if len(found) != 1:
+                continue
+            value = replace_value(r.value, found[0], None) if kind in ("time", "day") else found[0]
+            cand = Candidate(entry.id, who, r.predicate, value, text, 0.7, type=r.type, valid_from=start)
+            self.remember(entry, cand)
+            return [cand]
+        return []
+
     def role_ended(self, entry: RawEntry, cands: list[Candidate], text: str) -> list[Candidate]:
         """A new or ended employer ends the job the user named with the old one ("I'm a data analyst
         at Fernhill" -> "today was my last day at Fernhill"), unless this turn names the new job."""
@@ -175,6 +230,17 @@ class Recall:
         del recent[:-_RECENT_FACTS]
         while len(self._recent) > _RECENT_USERS:
             self._recent.popitem(last=False)
+
+
+# someone else's, or the user's past: "You live in Dublin, right?", "I lived in Ghent for two years"
+_NOT_MINE_NOW = re.compile(r"\b(?:you|your|he|she|they|his|her|their|lived|worked|was|were|did|used to|studied|"
+                           r"would|could|might|if|when i was)\b", re.IGNORECASE)
+
+
+def _suffix(a: str, b: str) -> bool:
+    """One slot name ends with the other, at a word: go_to_coffee_order / order, favorite_colour / colour."""
+    a, b = singular(a), singular(b)
+    return len(min(a, b, key=len)) >= 3 and (a.endswith("_" + b) or b.endswith("_" + a))
 
 
 def replace_value(value: str, new: str, old: str | None) -> str:

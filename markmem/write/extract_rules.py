@@ -101,6 +101,10 @@ NOT_SLOTS = (
     r"appointment|day)|internet|wifi|house|apartment|flat|place|room|son|daughter|kids?|"
     r"dog|cat|pet|puppy|kitten|boss|manager|team|company|work|code|app|server|test|tests|build|sister|brother)\b"
 )
+# "<value> is my <slot>": slots that are people or no slot at all ("Tom is my brother", "that is my problem")
+NOT_REVERSED = (r"(?:" + REL + r"|wife|husband|partner|girlfriend|boyfriend|gf|bf|fianc[ée]e?|spouse|friend|mate|"
+                r"buddy|pal|life|thing|jam|fault|problem|point|excuse|bad|guess|home|hometown|job|hero|everything|"
+                r"world|baby|boy|girl|kid|son|daughter|child|dog|cat|pet|man|woman|guy|type)")
 _PARTNER = r"(?:wife|husband|partner|girlfriend|boyfriend|gf|bf|fianc[ée]e?|spouse|other half|hubby|missus)"
 
 
@@ -164,6 +168,7 @@ RULES: list[Rule] = [
     (_r(r"^i(?:'m| am) (?P<name>)(?P<iam>)(?P<v>(?-i:[A-Z][a-z]+(?: [A-Z][a-z]+)?))(?=\s*(?:[,.!]|\bhere\b|$))"), "name", "profile", False, 0.6),  # noqa: E501
     (_r(rf"\b(?:please |you can |just )?call me (?P<name>){_V}{_END}"), "preferred_name", "profile", False, 0.9),
     (_r(rf"{_I} go by (?P<name>){_V}{_END}"), "preferred_name", "profile", False, 0.9),
+    (_r(r"\bi (?:was|were) born in (?P<v>(?:19|20)\d\d)\b"), "birth_year", "profile", False, 0.85),
     (_r(r"\bi(?:'m| am|'ve just turned| have just turned| just turned| turned) (?P<v>\d{1,3})(?: years old| yrs old| yo)?\b(?! ?(?:%|percent|kids|children|dogs|cats|times|days|hours|minutes|mins|weeks|months|miles|km|pounds|lbs|kg|dollars|euros|feet|ft|inches|cm|min|am|pm|o'clock|-))"), "age", "profile", False, 0.7),  # noqa: E501
     (_r(rf"\bmy birthday is (?:on )?{_V}{_END}"), "birthday", "profile", False, 0.9),
     (_r(rf"\bmy (?:new |current )?(?:(?:phone|cell|mobile|cellphone|cell phone|telephone)(?: number| no\.?)?|number)(?: is| =|:) (?:now )?{PHONE}"), "phone", "profile", False, 0.9),  # noqa: E501
@@ -173,7 +178,7 @@ RULES: list[Rule] = [
     # partner and family
     (_r(rf"\bmy (?:new |current )?{_PARTNER} is (?:called|named) (?P<name>){_V}{_END}"), "partner", "relationship", False, 0.9),  # noqa: E501
     (_r(rf"^(?:me and |i and )?my {_PARTNER},? (?P<name>)(?P<v>[A-Za-z][a-z]+),? (?:and (?:i|me) )?(?:have|are|and)\b"), "partner", "relationship", False, 0.8),  # noqa: E501
-    (_r(rf"\b(?:my|our) (?:(?:new|little|old|sweet|rescue) )*(?P<k>{PETS})(?:'s name is| is called| is named|, called|, named) (?P<name>)(?P<v>[A-Za-z][\w'-]*(?: [A-Z][\w'-]*)?){_END}"), "pet_named", "relationship", True, 0.85),  # noqa: E501
+    (_r(rf"\b(?:my|our) (?:(?:new|little|old|sweet|rescue) )*(?P<k>{PETS})(?:'s name is| is called| is named|'s called|'s named|, called|, named) (?P<name>)(?P<v>[A-Za-z][\w'-]*(?: [A-Z][\w'-]*)?){_END}"), "pet_named", "relationship", True, 0.85),  # noqa: E501
     (_r(rf"\b(?:i|we)(?:'ve| have)? (?:got |have )?(?:an? |two |\d+ )?(?:(?:new|little|baby|rescue|twin) )*(?P<k>{PETS}) (?:called|named) (?P<name>)(?P<v>[A-Za-z][\w'-]*(?: [A-Z][\w'-]*)?){_END}"), "pet_named", "relationship", True, 0.85),  # noqa: E501
     (_r(rf"{_WE}(?:'ve| have)? {_A}(?:got|adopted|rescued) (?:an? |another |a second )?(?:(?:new|little|baby) )*(?P<k>{PETS})(?: too| as well)?,? (?:called|named) (?P<name>)(?P<v>[A-Za-z][\w'-]*){_END}"), "pet_named", "relationship", True, 0.85),  # noqa: E501
     (_r(rf"\bi have an? (?:(?:twin|younger|older|little|big|baby|step|half) )*(?P<k>{REL}) (?:named|called) (?P<name>)(?P<v>[A-Za-z][\w'-]*){_END}"), "relationship", "relationship", True, 0.85),  # noqa: E501
@@ -248,6 +253,11 @@ RULES: list[Rule] = [
     (_r(rf"{_WE} {_A}(?:usually |always |normally )?(?P<k>work out|exercise|run|swim|cycle|meditate|train|climb|row) (?P<v>(?:(?:every|each|on|most) [^,;!?.]+?|{_DAY}s\b[^,;!?.]*?)){_END}"), "routine", "fact", False, 0.75),  # noqa: E501
     # open slots: "my favourite colour is teal" is above; "my <thing> is <value>"
     (_r(rf"\bmy (?:new |current )?(?!{NOT_SLOTS}(?:'s)? (?:is|are)\b)(?P<k>[a-z][a-z' -]{{1,30}}?)(?: is| are) (?:now |currently |still )?(?!a bit|so |very |really |too |not |being |getting |going )(?P<v>[^,;!?.]{{1,60}}?){_END}"), "slot", "fact", False, 0.7),  # noqa: E501
+    # the same slot said the other way round: "Wet Leg is my favourite band now", "oat cortado is my order
+    # these days", "diavola has taken the crown as my favourite pizza", "new goal: a half marathon"
+    (_r(rf"^(?P<v>(?!(?:i|we|it|that|this|he|she|they|there|what|which|who|you|mine|one)\b)[^,;!?.]{{1,40}}?) (?:is|are|'s) (?:now |officially |definitely |still )?my (?:new |current )?(?!{NOT_REVERSED}\b)(?P<k>[a-z][a-z' -]{{1,30}}?)(?: now| these days| at the moment| for now| nowadays)?{_END}"), "slot", "fact", False, 0.7),  # noqa: E501
+    (_r(rf"^(?P<v>(?!(?:i|we|it|that|this|he|she|they|you)\b)[^,;!?.]{{1,40}}?) (?:has |have |'s )?(?:replaced [^,;!?.]{{1,40}}?|taken (?:the |over )?[a-z ]{{0,20}}?|become|became|officially become|now) as my (?:new )?(?P<k>[a-z][a-z' -]{{1,30}}?){_END}"), "slot", "fact", False, 0.7),  # noqa: E501
+    (_r(rf"^(?:my )?new (?!{NOT_REVERSED}\b)(?P<k>[a-z][a-z' -]{{1,30}}?) ?(?::|=) (?P<v>[^,;!?.]{{1,60}}?){_END}"), "slot", "fact", False, 0.7),  # noqa: E501
 ]
 # a place somebody is at for a while ("this week I'm in Lisbon"): read only with a temporary period
 TEMP_PLACE = _r(rf"^(?:(?:i'm|i am|we're|we are) )?(?:in|at) (?P<x>(?!the moment\b|home\b|work\b|bed\b)[a-z][^,;!?.]*?)(?= for| on|{_END})|{_WE}(?:'m| am|'re| are|'ll be| will be)? {_A}(?:staying |visiting |travel(?:l)?ing |working |away |over |down |up |out |back )?(?:in|at|with|to) (?P<v>(?!the moment\b|home\b|work\b)[^,;!?.]+?){_END}|{_WE}(?:'m| am|'re| are) {_A}visiting (?P<w>[^,;!?.]+?){_END}")  # noqa: E501

@@ -65,6 +65,10 @@ _IRREGULAR = {"is": "am", "has": "have", "does": "do", "goes": "go", "'s": "'m",
 _POSSESSIVE = re.compile(r"\b(?:her|his|their)\b", re.IGNORECASE)
 
 
+_USERS_SLOT = re.compile(r"^\s*(?:(?:is|are|'s) (?:now |still |officially |definitely )?my\b|[^,;.!?]{0,50}\bas my\b)",
+                        re.IGNORECASE)
+
+
 def third_party(clause: str, previous: str | None) -> tuple[str, str] | None:
     """(subject, first-person clause) when the clause is about someone else, else None.
     ``previous`` is the third party of the turn's previous clause ("she" refers to it)."""
@@ -79,6 +83,8 @@ def third_party(clause: str, previous: str | None) -> tuple[str, str] | None:
         subject = m.group("name") or m.group("rel").casefold()
         return subject, _first_person(rest)
     m = _NAME_SUBJECT.match(clause)
+    if m and _USERS_SLOT.match(m.group("rest")):
+        return None  # "Wet Leg is my favourite band now", "Parks and Rec has replaced X as my comfort show"
     if m and m.group("name").split()[0].casefold() not in _NOT_NAMES:
         return m.group("name"), _first_person(m.group("rest"))
     m = _PRONOUN.match(clause)
@@ -120,7 +126,8 @@ def _base(verb: str) -> str:
     return v
 
 
-_LEAD = (r"(?:(?:sorry|oops|whoops|wait|no|nope|nah|actually|correction(?: from (?:last time|before|earlier))?|"
+_LEAD = (r"(?:(?:sorry|oops|whoops|wait|no|nope|nah|actually|scratch that|ugh|"
+         r"correction(?: from (?:last time|before|earlier))?|"
          r"my bad|err|um|i mean|oh|ugh|argh|hmm|ah|ok|lol|typo(?: yesterday| earlier| before)?|autocorrect)"
          r"[,!.:]*\s+)")
 _WORDS = r"[\w&:./'+-]+(?: [\w&:./'+-]+){0,3}"  # a value: at most four words
@@ -136,18 +143,23 @@ _CORRECTIONS = [
     re.compile(rf"^{_LEAD}+(?:it's|its|it is|that's|that is)\s+{_NEW},?\s+not\s+{_OLD}{_STOP}", re.IGNORECASE),
     re.compile(rf"^{_LEAD}*(?:it's|its|it is|that's|that is)?\s*not\s+{_OLD},?\s+(?:but|it's|it is)\s+{_NEW}{_STOP}",
                re.IGNORECASE),
+    re.compile(rf"^{_LEAD}*not\s+(?:a |an |the )?{_OLD},\s+(?:a |an |the )?{_NEW}{_STOP}",
+               re.IGNORECASE),
     re.compile(rf"^{_LEAD}+{_NEW},?\s+not\s+{_OLD}{_STOP}", re.IGNORECASE),
     re.compile(rf"\b(?:is|its|it's|actually|meant|name is|called)\s+{_NEW},?\s+not\s+{_OLD}{_STOP}", re.IGNORECASE),
     re.compile(rf"^{_LEAD}+(?:it was|it's|its|it is)(?: actually)?\s+(?:a |an |the |in |at )?"
                rf"(?P<new>(?-i:[A-Z0-9])[\w&:./'+-]*(?: (?-i:[A-Z0-9])[\w&:./'+-]*){{0,3}}){_STOP}", re.IGNORECASE),
-    re.compile(rf"^(?:sorry|oops|whoops|wait|correction|my bad)[,!.:]*\s+(?:{_LEAD})*(?:it's |it is |make that )?"
+    re.compile(rf"^(?:sorry|oops|whoops|wait|correction|my bad|typo|scratch that|actually)[,!.:]*\s+(?:{_LEAD})*"
+               rf"(?:it's |it is |make that )?"
                rf"(?P<new>[\w:./'-]+(?: [\w:./'-]+){{0,2}})[.!]*$", re.IGNORECASE),
 ]
-_MAYBE = re.compile(r"\b(?:not|meant|mean|said|sorry|oops|whoops|wait|correction|typo|autocorrect|actually|"
+_MAYBE = re.compile(r"\b(?:not|meant|mean|said|sorry|oops|whoops|wait|correction|typo|autocorrect|actually|scratch|"
                     r"make that|should be|my bad|no)\b", re.IGNORECASE)
 _LEAD_WORD = re.compile(r"^(?:sorry|oops|whoops|wait|no|nope|nah|actually|correction|um|err|ugh|ok|lol)\b",
                         re.IGNORECASE)
-_FILLER = re.compile(r"^(?:the |a |an |on |in |at |to )+|\s+(?:lol|haha|sorry|oops)$", re.IGNORECASE)
+_FILLER = re.compile(r"^(?:(?:her|his|its|their|my|the) name is |it's called |called |named )?"
+                     r"(?:the |a |an |on |in |at |to )*|\s+(?:lol|haha|sorry|oops|obviously|of course|i mean)$",
+                     re.IGNORECASE)
 
 
 def correction(clause: str) -> tuple[str, str | None] | None:
