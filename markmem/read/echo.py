@@ -160,7 +160,7 @@ def echoes(texts: Mapping[str, str], closed: Mapping[str, dict[str, Any]]) -> di
         words = set(_TOKEN.findall(low))
         found = [closed[t] for w in words & firsts.keys() for t in firsts[w] if _pattern(t).search(low)]
         if found:
-            out[rid] = max(found, key=lambda r: str(r["valid_until"]))
+            out[rid] = max(found, key=_latest)  # ties by id: set order varies with PYTHONHASHSEED
     return out
 
 
@@ -205,3 +205,8 @@ def _names(low: str, words: set[str], fact: Mapping[str, Any]) -> bool:
     value = str(fact.get("value") or "")
     found = fact["_terms"] if "_terms" in fact else terms(value)
     return any(_pattern(t).search(low) for t in found) or bool(_words(value) & words - _GENERIC - _LEAD)
+
+
+def _latest(row: Mapping[str, Any]) -> tuple[str, str]:
+    """The later-closed claim; between two closed at once, the one with the larger id (any fixed order)."""
+    return str(row["valid_until"]), str(row.get("id") or "")
