@@ -116,7 +116,9 @@ def mark(cache: Cache, user_id: str, ranked: list[Cand], at: str,
     """An ``as_of`` search: mark the turns stale at ``at``: every claim citing them closed by then, or
     naming a value closed by then (``read.echo``); and the turns telling of a change planned after
     ``at`` ("from March I'll live in Bologna": every claim citing them starts later): not yet true
-    then, they are marked with ``starts`` and go last. Otherwise the order is kept."""
+    then, they are marked with ``starts``. The order is kept: putting those turns last lowered
+    LongMemEval dev60 (turn any@5 88.3 -> 86.7, all@10 78.3 -> 75.0), whose questions are asked as of
+    their date and whose evidence often tells of plans."""
     book = claimbook.book(cache, user_id, stamp, lazy=True) if claimbook.ENABLED else None
     _hydrate(cache, user_id, ranked)
     stale = _citing(cache, user_id, [c.id for c in ranked if c.kind == "turn"], at, book)
@@ -128,7 +130,7 @@ def mark(cache: Cache, user_id: str, ranked: list[Cand], at: str,
     for c in ranked:
         if c.id in planned:
             c.row = {**c.row, "starts": planned[c.id]}
-    return [c for c in ranked if c.id not in planned] + [c for c in ranked if c.id in planned]
+    return ranked
 
 
 def _planned(ranked: list[Cand], ledger: list[dict[str, Any]], at: str) -> dict[str, str]:
