@@ -17,7 +17,7 @@ from typing import Any
 
 from ..model import Claim, Page, RawEntry
 from . import schema
-from .text import claim_body, content_hash, link_neighbours, link_new_turns, link_users, turn_body
+from .text import claim_body, content_hash, link_neighbours, link_users, turn_body
 
 FTS_SEGMENTS = 2  # see Cache.merge_claims_fts
 
@@ -124,10 +124,12 @@ class Cache:
         rows = [_raw_row(e, compiled) for e in entries]
         db = self.db
         if db.in_transaction:
-            _insert_turns(db, rows)
+            db.executemany(_RAW_SQL, rows)
+            link_neighbours(db, [r[0] for r in rows])  # the neighbour-context FTS column
             return
         with _Tx(db):
-            _insert_turns(db, rows)
+            db.executemany(_RAW_SQL, rows)
+            link_neighbours(db, [r[0] for r in rows])
 
     # -- bulk loading (rebuild) -----------------------------------------------------
     def create_bulk(self) -> None:
@@ -267,11 +269,6 @@ _RAW_SQL = (
     "recorded_at,valid_at,metadata,quarantined,compiled,hash) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
     "ON CONFLICT(id) DO UPDATE SET compiled=max(compiled, excluded.compiled)"
 )
-_NEW_RAW_SQL = (
-    "INSERT INTO raw(rowid,id,user_id,path,role,speaker,agent_id,run_id,content,body,occurred_at,"
-    "recorded_at,valid_at,metadata,quarantined,compiled,hash,context,question,answer) "
-    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
-)
 _PAGE_SQL = (
     "INSERT OR REPLACE INTO pages(id,user_id,type,path,title,body,pinned,archived,created,updated,hash)"
     " VALUES (?,?,?,?,?,?,?,?,?,?,?)"
@@ -300,28 +297,6 @@ def _raw_row(e: RawEntry, compiled: bool) -> tuple[Any, ...]:
     return (e.id, e.user_id, e.path, e.role, e.speaker, e.agent_id, e.run_id, e.content,
             body, e.occurred_at, e.recorded_at, e.when, _json(e.metadata),
             e.quarantined, int(compiled), content_hash(body))
-
-
-def _insert_turns(db: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
-    """Insert turn rows and link them to their neighbours. New turns of one user recorded at one
-    time (an add(), a list included) are linked first and inserted with their final context, so
-    each is written to the FTS index once; anything else (several users or times, an id already
-    present, over 500 rows) is inserted, then relinked."""
-    if not rows:
-        return
-    uid, stamp = rows[0][1], rows[0][10]
-    if len(rows) > 500 or any(r[1] != uid or r[10] != stamp for r in rows) or db.execute(
-            f"SELECT 1 FROM raw WHERE id IN ({','.join('?' * len(rows))}) LIMIT 1", [r[0] for r in rows]).fetchone():
-        db.executemany(_RAW_SQL, rows)
-        link_neighbours(db, [r[0] for r in rows])  # the neighbour-context FTS column
-        return
-    top = db.execute("SELECT max(rowid) FROM raw").fetchone()[0] or 0  # SQLite's own next rowids
-    rowids = range(top + 1, top + 1 + len(rows))
-    live = [(rowid, r[6], r[5], r[11], r[4], r[7], r[3], "", 0, None)  # text._COLS
-            for rowid, r in zip(rowids, rows, strict=True) if r[13] is None]
-    links = link_new_turns(db, uid, stamp, live)
-    db.executemany(_NEW_RAW_SQL, [(rowid, *r, *links.get(rowid, ("", 0, None)))
-                                  for rowid, r in zip(rowids, rows, strict=True)])
 
 
 def _page_row(page: Page, text_hash: str) -> tuple[Any, ...]:

@@ -125,16 +125,6 @@ def relink_span(db: sqlite3.Connection, user_id: str, lo: str, max_rowid: int, c
 def _relink(db: sqlite3.Connection, user_id: str, lo: str, hi: str) -> int:
     """Recompute the rows around recording times ``lo``..``hi``; keep :func:`relink_span` a superset
     of what this may update."""
-    updates = _link_updates(*_window(db, user_id, lo, hi))
-    db.executemany(_UPDATE, updates)
-    return len(updates)
-
-
-_UPDATE = "UPDATE raw SET context = ?, question = ?, answer = ? WHERE rowid = ?"
-
-
-def _window(db: sqlite3.Connection, user_id: str, lo: str, hi: str) -> tuple[list[tuple], list[tuple], list[tuple]]:
-    """The user's live turns recorded in ``lo``..``hi`` and up to two neighbours' reach either side."""
     reach = 2 * NEIGHBOURS  # a changed row's neighbours need their own neighbours to recompute
     live = "user_id = ? AND quarantined IS NULL"
     before = db.execute(f"SELECT {_COLS} FROM raw WHERE {live} AND recorded_at < ? "
@@ -143,11 +133,6 @@ def _window(db: sqlite3.Connection, user_id: str, lo: str, hi: str) -> tuple[lis
                         "ORDER BY recorded_at, rowid", (user_id, lo, hi)).fetchall()
     after = db.execute(f"SELECT {_COLS} FROM raw WHERE {live} AND recorded_at > ? "
                        "ORDER BY recorded_at, rowid LIMIT ?", (user_id, hi, reach)).fetchall()
-    return before, middle, after
-
-
-def _link_updates(before: list[tuple], middle: list[tuple], after: list[tuple]) -> list[tuple]:
-    """(context, question, answer, rowid) of each row of the window whose values change."""
     seq = before[::-1] + middle + after
     first = max(0, len(before) - NEIGHBOURS)
     last = len(before) + len(middle) + min(NEIGHBOURS, len(after))
@@ -157,29 +142,8 @@ def _link_updates(before: list[tuple], middle: list[tuple], after: list[tuple]) 
         new = (_context(seq, links, i), int(is_question(seq[i][5])), _answer(seq, links, i))
         if new != tuple(seq[i][7:10]):
             updates.append((*new, seq[i][0]))
-    return updates
-
-
-def link_new_turns(db: sqlite3.Connection, user_id: str, recorded_at: str,
-                   new: Sequence[tuple]) -> dict[int, tuple[str, int, int | None]]:
-    """Link turns of one user recorded at ``recorded_at`` BEFORE they are inserted, so each is
-    inserted once with its final context (indexed once), instead of inserted and then updated
-    (its FTS row written, deleted and written again). ``new`` are the live ones as :data:`_COLS`
-    rows, with the rowids they will get (all above every existing rowid) and no links yet. Updates
-    the existing neighbours as :func:`_relink` would after the insert and returns the new turns'
-    (context, question, answer) by rowid: the rows end exactly as inserting then relinking leaves
-    them (``tests/test_write_links.py``). Call inside the transaction that inserts them."""
-    before, middle, after = _window(db, user_id, recorded_at, recorded_at)
-    mine = {row[0] for row in new}
-    out: dict[int, tuple[str, int, int | None]] = {}
-    old = []
-    for ctx, question, answer, rowid in _link_updates(before, [*middle, *new], after):
-        if rowid in mine:
-            out[rowid] = (ctx, question, answer)
-        else:
-            old.append((ctx, question, answer, rowid))
-    db.executemany(_UPDATE, old)
-    return out
+    db.executemany("UPDATE raw SET context = ?, question = ?, answer = ? WHERE rowid = ?", updates)
+    return len(updates)
 
 
 def _context(seq: list[tuple], links: list[bool], i: int) -> str:
