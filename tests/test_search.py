@@ -106,7 +106,7 @@ def test_explain_gives_lane_ranks_weights_and_query(mem: Memory) -> None:
     assert claim.explain and claim.explain["lanes"]["claims"] >= 1
     assert [m["kind"] for m in claim.explain["merged"]] == ["turn"], "its source turn is folded into it"
     assistant = next(h for h in hits if "window" in h.text)
-    assert assistant.explain and assistant.explain["weights"]["provenance"] == 0.6
+    assert assistant.explain and assistant.explain["weights"]["provenance"] == Recipe().assistant_trust
     plain = mem.search("aisle seats", user_id="alice")
     assert all(h.explain is None for h in plain)
 

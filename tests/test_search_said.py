@@ -48,7 +48,7 @@ def test_a_question_about_what_the_assistant_said_ranks_its_turn_as_the_users(me
     said_on = next(h for h in on if h.role == "assistant")
     said_off = next(h for h in off if h.role == "assistant")
     assert "provenance" not in (said_on.explain or {})["weights"]
-    assert (said_off.explain or {})["weights"]["provenance"] == 0.6
+    assert (said_off.explain or {})["weights"]["provenance"] == Recipe().assistant_trust
     assert said_on.score > said_off.score
     assert (said_on.explain or {})["query"]["asks_assistant"] is True
     assert Recipe().assistant_asked  # the default
