@@ -111,7 +111,7 @@ def _sentences(ctx: Context, query: str, ranked: list[Cand], recipe: Recipe, use
 
     qv = dense_lane.encode(ctx, query)
     return ranked if qv is None else passage.lift(ctx, ranked, qv, recipe.sentence_weight, recipe.sentence_depth,
-                                                  user_id)
+                                                  user_id, recipe.asked_by_sentence)
 
 
 def _anchored(ctx: Context, query: str, user_id: str, top_k: int, as_of: str | None, known_at: str | None,
