@@ -61,15 +61,8 @@ class Recipe:
     events: bool = True  # a question comparing events searches each event too (read.when.events)
     sentence_weight: float = 1.0  # the cosine of a turn's best sentence, added at this weight (read.passage)
     sentence_depth: int = 20  # fused candidates it re-ranks
-    asked_by_sentence: bool = False  # a turn that asks keeps question_weight only if its best sentence asks
     assistant_asked: bool = True  # a question asking what the assistant said trusts its turns as the user's (read.said)
     assistant_trust: float = 0.4  # an assistant turn's trust when the question does not ask what it said
-    feedback_weight: float = 0.0  # two-step retrieval: the first hits' terms search again, added at this weight
-    feedback_docs: int = 3  # first hits the feedback terms come from (read.feedback)
-    feedback_terms: int = 5  # feedback terms in the second query
-    feedback_new: bool = True  # turns only the second query found join (False: it re-scores the first's only)
-    session_quota: int = 0  # turns each first hit's conversation gets in the first 10 (read.quota; 0: off)
-    session_top: int = 3  # first hits whose conversations get the quota
 
 
 DEFAULT = Recipe()

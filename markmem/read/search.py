@@ -84,13 +84,6 @@ def _ranked(ctx: Context, query: str, user_id: str, top_k: int, as_of: str | Non
     ranked = fuse(list(cands.values()), recipe, q, day_number(ref), _dated(ctx, cands, span, user_id), roles)
     if recipe.sentence_weight and recipe.vectors and ctx.embedder is not None:  # a turn's best sentence counts
         ranked = _sentences(ctx, query, ranked, recipe, user_id)
-    extra: list[str] = []
-    if recipe.feedback_weight:  # two-step retrieval: the first hits' key terms search again (read.feedback)
-        from .feedback import expand
-        ranked, extra = expand(ctx, q, ranked, cands, user_id, as_of, known_at, recipe, roles, snap)
-    if recipe.session_quota:  # each first hit's conversation gets some of the first results (read.quota)
-        from .quota import spread
-        ranked = spread(ranked, 10, recipe.session_top, recipe.session_quota)
     if as_of is None and known_at is None and recipe.fact_first:
         ranked = facts.rerank(ctx.cache, user_id, ranked[: max(3 * top_k, top_k + 10)], query,
                               None if snap is None else snap.vectors())
@@ -101,8 +94,7 @@ def _ranked(ctx: Context, query: str, user_id: str, top_k: int, as_of: str | Non
     model = ctx.embedder.name if recipe.vectors and ctx.embedder else None
     return ranked, {"terms": [t for t in q.terms if t not in dropped], "dropped_terms": dropped,
                     "literals": list(q.literals), "vectors": model, "asks_assistant": asked,
-                    "top_bm25": max((c.bm25 for c in cands.values()), default=0.0),
-                    **({"feedback_terms": extra} if extra else {})}
+                    "top_bm25": max((c.bm25 for c in cands.values()), default=0.0)}
 
 
 def _sentences(ctx: Context, query: str, ranked: list[Cand], recipe: Recipe, user_id: str) -> list[Cand]:
@@ -111,7 +103,7 @@ def _sentences(ctx: Context, query: str, ranked: list[Cand], recipe: Recipe, use
 
     qv = dense_lane.encode(ctx, query)
     return ranked if qv is None else passage.lift(ctx, ranked, qv, recipe.sentence_weight, recipe.sentence_depth,
-                                                  user_id, recipe.asked_by_sentence)
+                                                  user_id)
 
 
 def _anchored(ctx: Context, query: str, user_id: str, top_k: int, as_of: str | None, known_at: str | None,
