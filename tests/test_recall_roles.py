@@ -64,6 +64,7 @@ def test_a_question_asking_what_the_assistant_said_still_trusts_it_as_the_user(v
 
 def test_the_recipe_field_sets_the_trust(vmem: Memory) -> None:
     for trust in (0.2, 0.6, 1.0):
-        hits = search(vmem.context, "What breed is my dog?", "kim", 5, explain=True, recipe=Recipe(assistant_trust=trust))
+        hits = search(vmem.context, "What breed is my dog?", "kim", 5, explain=True,
+                      recipe=Recipe(assistant_trust=trust))
         weights = (_by_role(hits, "assistant").explain or {})["weights"]
         assert weights.get("provenance", 1.0) == trust
