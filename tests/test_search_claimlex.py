@@ -46,6 +46,8 @@ def _both(cache, user: str, q: str, limit: int, as_of: str | None, known_at: str
         want = fts.claim_lane(cache, p.match, user, limit, as_of, known_at, p.terms, snap)
     finally:
         claimlex.ENABLED = True
+    for _ in range(claimlex.SQL_FIRST):  # SQLite answers a process's first claim searches
+        fts.claim_lane(cache, p.match, user, limit, as_of, known_at, p.terms, snap)
     got = [fts.claim_lane(cache, p.match, user, limit, as_of, known_at, p.terms, snap) for _ in range(2)]
     return want, got
 
@@ -120,15 +122,16 @@ def test_a_size_that_disagrees_hands_over_to_sqlite(mem: Memory) -> None:
     assert not claimlex.build(snap.claims_stamp, odd, sizes).ok
 
 
-def test_the_first_claim_search_of_a_process_asks_sqlite_and_an_erasure_drops_the_index(mem: Memory) -> None:
+def test_the_first_claim_searches_of_a_process_ask_sqlite_and_an_erasure_drops_the_index(mem: Memory) -> None:
     from markmem.erase.scrub import forget_in_memory
 
     _fill(mem, "alice", 9, months=2)
     claimlex.forget_all()
     cache = mem.context.cache.user("alice")
     key = (str(cache.path), "alice")
-    mem.search("Where do I live?", user_id="alice")
-    assert key not in claimlex._INDEXES
+    for _ in range(claimlex.SQL_FIRST):
+        mem.search("Where do I live?", user_id="alice")
+        assert key not in claimlex._INDEXES
     mem.search("Where do I live?", user_id="alice")
     assert key in claimlex._INDEXES
     forget_in_memory("alice")
