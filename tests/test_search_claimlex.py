@@ -136,3 +136,26 @@ def test_the_first_claim_searches_of_a_process_ask_sqlite_and_an_erasure_drops_t
     assert key in claimlex._INDEXES
     forget_in_memory("alice")
     assert key not in claimlex._INDEXES
+
+
+def test_one_valued_facts_are_kept_per_window_between_claim_boundaries() -> None:
+    """``echo.one_valued`` keeps its answer for a kept ledger until ``at`` crosses a claim's start or
+    end: at every moment it equals the answer computed afresh."""
+    from markmem.erase.scrub import forget_in_memory
+    from markmem.read import echo
+
+    rng = random.Random(4)
+    days = [f"2025-{m:02d}-{d:02d}T10:00:00Z" for m in range(1, 7) for d in (1, 15)]
+    ledger, preds = [], {}
+    for i in range(60):
+        start = rng.choice([None, *days])
+        end = rng.choice([None, None, *[d for d in days if start is None or d > start]])
+        ledger.append({"id": f"c{i}", "subject": rng.choice(["alice", "user", "bob", None]), "value": f"v{i % 7}",
+                       "valid_from": start, "valid_until": end})
+        preds[f"c{i}"] = rng.choice(["lives_in", "works_at", "likes", ""])
+    moments = sorted({*days, "2024-12-31T00:00:00Z", "2025-03-01T10:00:00Z", "2026-01-01T00:00:00Z"})
+    for at in moments + moments[::-1] + [rng.choice(moments) for _ in range(40)]:
+        assert echo.one_valued(ledger, preds, "alice", at) == echo._one_valued(ledger, preds, "alice", at), at
+    assert echo._ONE_VALUED
+    forget_in_memory("alice")
+    assert not echo._ONE_VALUED

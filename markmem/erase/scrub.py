@@ -73,7 +73,8 @@ TEXT_CACHES = (
     ("markmem.store.yamlfast", "_str_scalar"), ("markmem.store.yamlfast", "_parse_immutable"),
 )
 TEXT_DICTS = (("markmem.read.fts", "_TOKENS"), ("markmem.store.pages", "_claim_text"),
-              ("markmem.store.pages", "_cache"), ("markmem.read.passage", "_SENTS"))
+              ("markmem.store.pages", "_cache"), ("markmem.read.passage", "_SENTS"),
+              ("markmem.read.echo", "_ONE_VALUED"))
 
 
 def forget_text_caches() -> None:
