@@ -189,7 +189,7 @@ def _embedder(settings: Settings, warnings: list[str]) -> Embedder | None:
     if settings.vector_model is None:
         return None
     try:
-        from .adapters.vectors import load_embedder, probe_embedder
+        from .adapters.vecspec import load_embedder, probe_embedder
 
         name = probe_embedder(settings.vector_model)
     except (ImportError, MarkmemError, OSError) as exc:

@@ -196,7 +196,7 @@ def test_searches_with_every_fast_path_equal_the_reference(tmp_repo, monkeypatch
 
     monkeypatch.setattr(search, "DEFAULT", fuse.Recipe(graph_depth=10))  # the graph lane is off by default
     from markmem.adapters import wordpiece
-    from markmem.index import lexicon, topk
+    from markmem.index import claimlex, lexicon, topk
 
     rng = random.Random(21)
     m = Memory(tmp_repo, pii_engine="regex", vector_model="builtin", background=False)
@@ -231,7 +231,8 @@ def test_searches_with_every_fast_path_equal_the_reference(tmp_repo, monkeypatch
         finally:
             walk.rank, topk.top = real_walk, real_top  # type: ignore[assignment]
         assert {"walk", "top"} <= set(used)  # the fast paths ran
-        switches = [(topk, "EARLY"), (graph, "WALK_ARRAYS"), (wordpiece, "ENABLED"), (live, "ENABLED")]
+        switches = [(topk, "EARLY"), (graph, "WALK_ARRAYS"), (wordpiece, "ENABLED"), (live, "ENABLED"),
+                    (claimlex, "ENABLED")]
         for mod, name in switches:
             setattr(mod, name, False)
         try:

@@ -52,3 +52,25 @@ def test_the_first_compile_imports_the_extractor_and_extracts(tmp_repo: Path) ->
     assert not set(COMPILE_ONLY) & set(seen["loaded"])  # type: ignore[arg-type]
     assert set(COMPILE_ONLY) <= set(seen["after"])  # type: ignore[arg-type]
     assert seen["claims"] >= 1  # the deferred extractor found the facts
+
+
+OPEN = """
+import json, sys
+import markmem
+mem = markmem.Memory(sys.argv[1], pii_engine="regex", vector_model="builtin", background=False)
+opened = "numpy" in sys.modules
+mem.search("Where do I live?", user_id="alice")
+print(json.dumps({"opened": opened, "searched": "numpy" in sys.modules, "name": mem.context.embedder.name}))
+mem.close()
+"""
+
+
+def test_opening_with_the_vector_model_imports_no_numpy(tmp_repo: Path) -> None:
+    """``Memory()`` probes the vector model without importing numpy (~0.1 s): the first search does."""
+    src = str(Path(__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": src}
+    for _ in range(2):  # the first run creates the repo
+        out = subprocess.run([sys.executable, "-c", OPEN, str(tmp_repo)], capture_output=True, text=True, check=True,
+                             env=env)
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    assert seen == {"opened": False, "searched": True, "name": "markmem/minilm-m2v"}

@@ -28,14 +28,15 @@ import numpy as np
 from ..errors import RepoError
 from ..ports import Embedder
 
+# the setting's names and resolution live where ``Memory()`` imports them without numpy
+from .vecspec import BUILTIN, BUILTIN_DIR, BUILTIN_NAME, probe_embedder  # noqa: F401
+from .vecspec import resolve as _resolve
+
 if TYPE_CHECKING:
     from model2vec import StaticModel
 
     from .wordpiece import WordPiece
 
-BUILTIN = "builtin"
-BUILTIN_DIR = Path(__file__).parent.parent / "models" / "minilm-m2v"
-BUILTIN_NAME = "markmem/minilm-m2v"  # what the index records; change it if the model changes
 
 # Up to this many texts of up to this many characters skip StaticModel.encode's batching
 # machinery: one short query takes ~45 µs that way instead of ~80 µs (the search hot path).
@@ -112,8 +113,8 @@ def _mean_rows(table: np.ndarray, ids: list[int]) -> np.ndarray:
     """``table[ids].mean(axis=0)`` without its Python wrapper, bit for bit: numpy's ``_mean`` sums
     integers in float64 (floats in their own type) and divides by the count as an intp."""
     kind = table.dtype.kind
-    if kind in "iub":
-        total = np.add.reduce(table[ids], axis=0, dtype=np.float64)
+    if kind in "iub":  # an integer sum is exact in int64 and in float64 alike: the same numbers, faster
+        total = np.add.reduce(table.take(ids, axis=0), axis=0, dtype=np.int64).astype(np.float64)
     elif table.dtype in (np.float32, np.float64):
         total = np.add.reduce(table[ids], axis=0)
     else:  # float16 and the rest: numpy's own rules
@@ -272,43 +273,6 @@ def _table(path: Path) -> np.ndarray | None:
     if 8 + size + end > len(mapped):
         return None
     return np.frombuffer(mapped, dtype=dtype, count=int(np.prod(shape)), offset=8 + size + start).reshape(shape)
-
-
-def probe_embedder(spec: str) -> str:
-    """The name ``load_embedder(spec)`` will give its embedder, checked without loading anything
-    (raises RepoError as ``load_embedder`` would for a missing model or model2vec)."""
-    import importlib.util
-
-    _key, _source, name = _resolve(spec.strip())
-    if importlib.util.find_spec("model2vec") is None:
-        raise RepoError(f"embedding model {spec!r} needs model2vec: pip install 'markmem[vector]'")
-    return name
-
-
-def _resolve(spec: str) -> tuple[str, str, str]:
-    """``(cache key, what to hand model2vec, embedder name)`` for a spec."""
-    if spec == BUILTIN:
-        if not (BUILTIN_DIR / "model.safetensors").is_file():
-            raise RepoError(
-                f"the built-in embedding model is missing from {BUILTIN_DIR} "
-                "(an install without markmem's package data?); reinstall markmem"
-            )
-        return BUILTIN, str(BUILTIN_DIR), BUILTIN_NAME
-    path = Path(spec).expanduser()
-    if path.exists() and path.resolve() == BUILTIN_DIR.resolve():
-        return _resolve(BUILTIN)
-    if path.exists():
-        if not path.is_dir():
-            raise RepoError(
-                f"embedding model {spec!r} is a file; expected a model2vec model directory"
-            )
-        resolved = str(path.resolve())
-        return resolved, resolved, resolved
-    if spec.startswith(("/", ".", "~", "\\")) or spec.count("/") > 1:
-        raise RepoError(
-            f"embedding model {spec!r}: no such directory (and not a hub id like 'org/name')"
-        )
-    return spec, spec, spec
 
 
 def _load_static_model(source: str, spec: str) -> StaticModel:

@@ -142,14 +142,14 @@ class WordPiece:
             return None
         out: list[int] = []
         words = self._words
-        for word in text.lower().split():
-            for tok in _PIECES.findall(word):
-                got = words.get(tok)
-                if got is None:
-                    got = self._word(tok)
-                    if len(words) < 100_000:
-                        words[tok] = got
-                out += got
+        # whitespace ends a word and no piece holds any, so the text's pieces are its words' pieces
+        for tok in _PIECES.findall(text.lower()):
+            got = words.get(tok)
+            if got is None:
+                got = self._word(tok)
+                if len(words) < 100_000:
+                    words[tok] = got
+            out += got
         return out[: self.max_length] if truncate and self.max_length is not None else out
 
     def _word(self, word: str) -> list[int]:

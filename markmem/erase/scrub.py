@@ -47,11 +47,12 @@ def forget_in_memory(user_id: str) -> None:
     """This process's derived state that holds the user's words: lexicons, matrices, claim books,
     graphs, term counts, the tokenizer's word cache, kept query vectors."""
     from ..adapters import wordpiece
-    from ..index import claimbook, lexicon, vectors
+    from ..index import claimbook, claimlex, lexicon, vectors
     from ..read import fts, graph
     from ..read import vectors as dense
 
     claimbook.forget_user(user_id)
+    claimlex.forget_user(user_id)
     lexicon.forget_user(user_id)
     graph.forget(user_id)
     vectors.forget_user(user_id)
@@ -72,7 +73,8 @@ TEXT_CACHES = (
     ("markmem.store.yamlfast", "_str_scalar"), ("markmem.store.yamlfast", "_parse_immutable"),
 )
 TEXT_DICTS = (("markmem.read.fts", "_TOKENS"), ("markmem.store.pages", "_claim_text"),
-              ("markmem.store.pages", "_cache"), ("markmem.read.passage", "_SENTS"))
+              ("markmem.store.pages", "_cache"), ("markmem.read.passage", "_SENTS"),
+              ("markmem.read.echo", "_ONE_VALUED"))
 
 
 def forget_text_caches() -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+from bisect import bisect_right
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -170,7 +171,32 @@ def echoes(texts: Mapping[str, str], closed: Mapping[str, dict[str, Any]]) -> di
 # Such a turn, said before the start of a one-valued fact the user holds now, on the same topic (a
 # word of the fact's slot) and not naming that fact's value, is marked as replaced by that fact.
 def one_valued(ledger: list[dict[str, Any]], preds: Mapping[str, str], user_id: str, at: str) -> list[dict[str, Any]]:
-    """The user's own claims valid at ``at`` whose slot holds one value then (each with ``_pred``)."""
+    """The user's own claims valid at ``at`` whose slot holds one value then (each with ``_pred``).
+
+    The answer changes only where ``at`` crosses a claim's ``valid_from`` or ``valid_until``, so for
+    a ledger and predicates kept between searches (the claim book's) it is kept per window between
+    two such boundaries (``_ONE_VALUED``; read-only to callers)."""
+    key = (id(ledger), id(preds), user_id)
+    kept = _ONE_VALUED.get(key)
+    if kept is not None and kept[0] is ledger and kept[1] is preds:
+        bounds = kept[2]
+        window = bisect_right(bounds, at)
+        if kept[3] == window:
+            return kept[4]
+    else:
+        bounds = sorted({v for r in ledger for v in (r["valid_from"], r["valid_until"]) if isinstance(v, str)})
+        window = bisect_right(bounds, at)
+    got = _one_valued(ledger, preds, user_id, at)
+    _ONE_VALUED[key] = (ledger, preds, bounds, window, got)
+    while len(_ONE_VALUED) > 16:
+        _ONE_VALUED.pop(next(iter(_ONE_VALUED)))
+    return got
+
+
+_ONE_VALUED: dict[tuple[int, int, str], tuple[Any, ...]] = {}  # emptied by an erasure (erase.scrub.TEXT_DICTS)
+
+
+def _one_valued(ledger: list[dict[str, Any]], preds: Mapping[str, str], user_id: str, at: str) -> list[dict[str, Any]]:
     live = [r for r in ledger if active(r, at) and str(r.get("subject") or user_id) in (user_id, "user")
             and preds.get(str(r["id"]))]
     count: dict[str, int] = {}

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..ids import now as utc_now
-from ..index import lexicon
+from ..index import claimlex, lexicon
 from ..index.cache import Cache
 from ..index.text import NEIGHBOURS
 from .query import MAX_TERMS, phrase, quote
@@ -45,6 +45,7 @@ class Snapshot:
     fts_rows: int
     fts_tokens: int
     claims: bool
+    claims_stamp: claimlex.Stamp | None = None  # what the in-memory claim lane compares
 
     def lexicon(self) -> lexicon.Seen:
         """The stamp (``lexicon.stamp``) and totals the lexicon compares."""
@@ -61,16 +62,19 @@ class Snapshot:
 _SNAPSHOT = (
     "SELECT (SELECT value FROM meta WHERE key = 'epoch'), (SELECT max(rowid) FROM raw), g.user_id, g.added, "
     "g.changed, g.turns, (SELECT block FROM raw_fts_data WHERE id = 1), "
-    "EXISTS (SELECT 1 FROM claims WHERE user_id = ?1 AND archived = 0) "
+    "EXISTS (SELECT 1 FROM claims WHERE user_id = ?1 AND archived = 0), "
+    "(SELECT block FROM claims_fts_data WHERE id = 1) "
     "FROM (SELECT 1) LEFT JOIN user_gen g ON g.user_id = ?1"
 )
 
 
 def snapshot(cache: Cache, user_id: str) -> Snapshot:
-    epoch, top, gen_user, added, changed, turns, block, claims = cache.db.execute(_SNAPSHOT, (user_id,)).fetchone()
+    epoch, top, gen_user, added, changed, turns, block, claims, claim_block = \
+        cache.db.execute(_SNAPSHOT, (user_id,)).fetchone()
     gen = None if gen_user is None else (int(added or 0), int(changed or 0), int(turns or 0))
     rows, tokens = lexicon.block_totals(block)
-    return Snapshot(epoch, int(top or 0), gen, rows, tokens, bool(claims))
+    return Snapshot(epoch, int(top or 0), gen, rows, tokens, bool(claims),
+                    (str(epoch), int(changed or 0), bytes(claim_block or b"")))
 
 
 def prune(cache: Cache, terms: Sequence[str], budget: int) -> tuple[str | None, list[str]]:
@@ -305,8 +309,18 @@ def _turn_join(cache: Cache, match: str, user_id: str, limit: int, where: str, p
 
 
 def claim_lane(cache: Cache, match: str, user_id: str, limit: int, as_of: str | None,
-               known_at: str | None) -> list[Row]:
-    where, params = claim_time(as_of, known_at)
+               known_at: str | None, terms: Sequence[str] | None = None, snap: Snapshot | None = None) -> list[Row]:
+    """The user's top ``limit`` live claims by BM25 for ``match`` (the OR of ``terms``), under the
+    time filters: from the in-memory index (``index.claimlex``) when it can answer, else SQLite."""
+    present = utc_now()
+    if terms is not None and snap is not None and snap.claims_stamp is not None and claimlex.ENABLED:
+        toks = [_query_token(w) for w in terms[:MAX_TERMS]]
+        if None not in toks:
+            got = claimlex.rank(cache, user_id, toks, limit, as_of, known_at, present,  # type: ignore[arg-type]
+                                snap.claims_stamp)
+            if got is not None:
+                return got
+    where, params = claim_time(as_of, known_at, present)
     sql = (
         f"SELECT {CLAIM_COLS}, -bm25(claims_fts) AS bm25 FROM claims_fts JOIN claims c ON c.rowid = claims_fts.rowid "
         f"WHERE claims_fts MATCH ? AND c.user_id = ? AND c.archived = 0 {where} ORDER BY bm25 DESC LIMIT ?"
@@ -404,10 +418,10 @@ def hydrate_turns(cache: Cache, rowids: Sequence[int], user_id: str) -> dict[str
     return {r["id"]: r for r in rows}
 
 
-def claim_time(as_of: str | None, known_at: str | None) -> tuple[str, list[str]]:
+def claim_time(as_of: str | None, known_at: str | None, present: str | None = None) -> tuple[str, list[str]]:
     clauses, params = [], []
     if as_of is None and known_at is None:  # current: valid now (a temporary state may have ended, a
-        present = utc_now()                   # future-dated change may not have started yet)
+        present = present or utc_now()        # future-dated change may not have started yet)
         clauses.append("(c.valid_until IS NULL OR c.valid_until > ?) AND (c.valid_from IS NULL OR c.valid_from <= ?)")
         params += [present, present]
     if as_of is not None:

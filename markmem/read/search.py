@@ -160,8 +160,8 @@ def _lexical(ctx: Context, q: Query, user_id: str, top_k: int, as_of: str | None
     full, body, dropped = fts.plan(ctx.cache, q.terms, recipe.postings_budget, snap)
     turns = fts.turn_lane(ctx.cache, full, body, user_id, depth, as_of, known_at, recipe.context_weight, snap)
     # a user without a live claim (none compiled yet, or no extractor) has no claim lane to ask
-    claims = fts.claim_lane(ctx.cache, q.match, user_id, depth, as_of, known_at) if snap is None or snap.claims \
-        else []
+    claims = fts.claim_lane(ctx.cache, q.match, user_id, depth, as_of, known_at, q.terms, snap) \
+        if snap is None or snap.claims else []
     for kind, lane, rows in (("turn", "turns", turns), ("claim", "claims", claims)):
         for rank, row in enumerate(rows, 1):
             cands[(kind, row["id"])] = Cand(kind, row["id"], row, {lane: rank}, bm25=float(row["bm25"]))
