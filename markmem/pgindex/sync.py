@@ -164,6 +164,13 @@ def delete_user(conn: Any, user_id: str) -> dict[str, int]:
     return counts
 
 
+def claim_owners(conn: Any, claim_id: str) -> list[str]:
+    """The users whose index holds a claim with this id (one, but for a collision): an edit of a
+    claim id goes to its owner's shard instead of looking in every shard repo."""
+    return [str(r[0]) for r in conn.execute("SELECT DISTINCT user_id FROM mm_claims WHERE id = %s ORDER BY 1",
+                                            (claim_id,))]
+
+
 def user_rows(conn: Any, user_id: str) -> dict[str, int]:
     """Rows the index holds for the user, per table (``verify-erasure``: all zero after a forget)."""
     validate_user_id(user_id)
