@@ -2,9 +2,10 @@
 
 Per shard, under its lease: recover what a dead holder left (``pipeline.recover``) -> take the
 oldest intake rows -> append those whose ids are not yet in the shard's raw files (looked up when
-the lease may follow a dead holder's) -> compile (``pipeline.compile_batch``: ONE commit) -> delete
-the intake rows and sync the derived index in one transaction (the batch's turns, and the pages of
-its users) -> push to the shard's remote. A crash at any point loses nothing and compiles
+the lease may follow a dead holder's) -> compile (``pipeline.compile_batch``: ONE commit) -> fsync
+what the commit wrote (``durable.settle``) -> delete the intake rows and sync the derived index in
+one transaction (the batch's turns, and the pages of its users) -> push to the shard's remote. A
+crash at any point, a power loss included, loses nothing and compiles
 nothing twice: ids found in raw/ are not appended again, and claim ids are idempotent.
 """
 
@@ -21,7 +22,7 @@ from ..context import Context
 from ..model import CompileReport, RawEntry
 from ..store import raw
 from ..write import pipeline
-from . import index_port, intake
+from . import durable, index_port, intake
 from .lease import Leases
 from .shards import ShardSet
 
@@ -76,6 +77,7 @@ def compile_shard(conn: Any, ctx: Context, remote: str | None, recover: bool = T
     (a written-but-uncommitted batch, raw past the checkpoint); a worker skips it when its own
     previous lease drained the shard and nobody has held the lease since (``Leases.epoch``)."""
     shard = int(ctx.root.name)
+    mark = durable.Mark(ctx)
     if recover:
         pipeline.recover(ctx)
     reports: list[CompileReport] = []
@@ -93,9 +95,14 @@ def compile_shard(conn: Any, ctx: Context, remote: str | None, recover: bool = T
             reports.append(report)
         if not entries:
             break
+        users = sorted({e.user_id for e in entries})
+        # the commit on disk before its intake rows go (durable.py); after a dead holder, recover
+        # may have compiled other users' turns too: every user's files are looked at
+        durable.settle(mark, None if recover else users)
+        mark = durable.Mark(ctx)
         with conn.transaction():
             intake.done(conn, [e.id for e in entries])
-            index_port.sync_users(conn, ctx, sorted({e.user_id for e in entries}), compiled=stored)
+            index_port.sync_users(conn, ctx, users, compiled=stored)
         push(ctx, remote)
         if len(entries) < ctx.settings.batch_size:
             break  # drained for now: no second look (a query, an empty compile) until the next pass
