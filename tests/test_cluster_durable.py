@@ -84,3 +84,19 @@ def test_written_lists_every_users_files_after_a_recovery(tmp_path: Path, databa
         assert not any("/ben/" in p for p in only)
         later = durable.Mark(ctx)
         assert not [p for p in durable.written(later, ["ana"]) if p.suffix in (".pack", ".idx")]
+
+
+def test_settle_flushes_by_syncfs_or_else_path_by_path(tmp_path: Path, database_url: str,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    root = tmp_path / "cluster"
+    with Memory(root, database_url=database_url, shards=1, **SETTINGS) as mem:  # type: ignore[arg-type]
+        ctx = mem._cluster.shards.ctx(0)  # type: ignore[union-attr]
+        mark = durable.Mark(ctx)
+        mem.add("I live in Lisbon", user_id="ana")
+        mem.flush()
+        if sys.platform.startswith("linux"):
+            assert durable.settle(mark, ["ana"]) == 0  # one syncfs
+        monkeypatch.setattr(durable, "_LIBC", [None])  # a system without syncfs
+        assert durable.settle(mark, ["ana"]) == len(durable.written(mark, ["ana"])) > 3

@@ -54,7 +54,7 @@ def test_a_running_worker_keeps_its_lease_and_gives_it_to_a_forget(tmp_path: Pat
                 assert holders(conn) == [0]  # kept between passes
             log = git(root / "shards" / "00", "log", "--format=%s")
             assert "recover" not in log
-            mem.forget("ana")  # waits for the lease: the worker lets it go
+            mem.forget("ana", mode="rewrite")  # waits for the lease: the worker lets it go
             check = mem.verify_erasure("ana")
             assert check.ok, check.findings[:5]
             mem.add("I have a cat", user_id="ben")

@@ -4,10 +4,10 @@ The embedded commit writes its pack with ``core.fsync=none`` and pages without f
 fsyncs the raw log, the truth). In cluster mode the raw lines are fsynced too (``pipeline.store``)
 before the commit, so a power loss after the intake rows are gone loses no turn; but the repo
 could come back with a branch naming a pack that never reached the disk, or an index or page
-older than HEAD (which ``recover`` would commit back over the batch). So a worker fsyncs, from a
-few threads at once (the journal commits them together), what the visit wrote: the new packs,
-the branch ref, git's index and the batch users' changed files, with their folders, and only
-then deletes the intake rows (``worker.compile_shard``).
+older than HEAD (which ``recover`` would commit back over the batch). So a worker flushes what
+the visit wrote (the new packs, the branch ref, git's index and the batch users' changed files,
+with their folders: one ``syncfs`` on Linux, else an fsync of each) and only then deletes the
+intake rows (``worker.compile_shard``).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import os
 import time
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from ..context import Context
 from ..store import raw
@@ -53,10 +54,39 @@ def written(mark: Mark, users: Iterable[str] | None) -> list[Path]:
 
 
 def settle(mark: Mark, users: Iterable[str] | None) -> int:
-    """fsync what the visit wrote (``written``); returns how many paths."""
+    """Flush what the visit wrote: one ``syncfs`` of the shard repo's filesystem where the OS has
+    it (Linux: every dirty file and folder of that filesystem and one journal commit; measured
+    here at a tenth of the wall time of fsyncing a 30-user visit's ~200 paths from threads), else
+    an fsync of each path ``written`` lists. Returns the paths fsynced one by one (0: syncfs)."""
+    if _syncfs(mark.root):
+        return 0
     paths = written(mark, users)
     raw.sync_all(paths)
     return len(paths)
+
+
+_LIBC: list[Any] = []
+
+
+def _syncfs(root: Path) -> bool:
+    """``syncfs(2)`` on ``root``'s filesystem; False where there is none (or it failed)."""
+    if not _LIBC:
+        import ctypes
+        import ctypes.util
+
+        try:
+            libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+            _LIBC.append(libc.syncfs)
+        except (OSError, AttributeError):
+            _LIBC.append(None)
+    call = _LIBC[0]
+    if call is None:
+        return False
+    fd = os.open(root, os.O_RDONLY)
+    try:
+        return bool(call(fd) == 0)
+    finally:
+        os.close(fd)
 
 
 def _names(folder: Path) -> set[str]:
