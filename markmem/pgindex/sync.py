@@ -24,7 +24,7 @@ from ..model import RawEntry
 from ..ports import Embedder
 from ..store import raw
 from ..store.codec import Codec, PlainCodec
-from ..store.pages import iter_page_files, read_page
+from ..store.pages import iter_page_files, page_loader
 from ..store.repo import iter_ops
 from .schema import TABLES
 
@@ -357,14 +357,17 @@ _CLAIMS = f"INSERT INTO mm_claims(pos, {CLAIM_COLS}) SELECT * FROM {_unnest(_CLA
 
 
 def _file_pages(root: Path, uid: str, codec: Codec) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
-    """The user's page rows and claim rows (in file order) as the cache makes them."""
+    """The user's page rows and claim rows (in file order) as the cache makes them. Pages come
+    through ``page_loader``: a page the compile just wrote (or an unchanged one read before) is
+    the parsed object it remembered for that file's inode and times, not parsed again."""
     pages, claims = [], []
+    load = page_loader(root, codec)
     for rel in iter_page_files(root, uid):
         try:
-            page = read_page(root, rel, codec)
+            page = load(rel[len("wiki/"):-len(".md")])
         except Exception:  # noqa: BLE001 - a malformed page is skipped, as rebuild does (doctor lists it)
             continue
-        if page.path != rel or page.user_id != uid:
+        if page is None or page.path != rel or page.user_id != uid:
             continue
         pages.append(_page_row(page, content_hash(page.body)))
         claims += _claim_rows(page)
