@@ -54,10 +54,12 @@ class Worker:
         ``keep``: keep the leases taken, up to this worker's share (see the class)."""
         pending = [s for s in intake.pending_shards(self.conn) if self.only is None or s in self.only]
         random.shuffle(pending)  # two workers started together do not queue on the same shard
-        share = self._share(pending) if keep else len(pending)
+        share = self._share(pending) if keep else len(pending)  # idle or not: waiters get theirs
         pending.sort(key=lambda s: s not in self.held)  # our own first
         reports: list[CompileReport] = []
         for shard in pending:
+            if keep and reports:  # after a visit: a forget waits at most one visit, not a whole pass
+                share = self._share(pending)
             if shard not in self.held:
                 if len(self.held) >= share or not self.leases.try_take(shard):
                     continue
