@@ -6,9 +6,11 @@
 - add p50/p95 through PostgreSQL (gate + intake row + index turn row, one transaction)
 - compile throughput: 1 and 2 worker processes draining the same intake, next to the embedded
   backend compiling the same messages in one repo (``flush()``)
-- add -> searchable lag at a steady rate (default 300 msg/s; ``--lag-rates 300,60``): a turn is
-  searchable on every replica when add() returns (read-your-writes); "compiled" is when its intake
-  row is gone (in git, the derived index synced); with the CPU the replica, the workers and
+- add -> searchable lag at a steady rate (default 300 msg/s; ``--lag-rates 300,60``), two figures: a
+  turn is searchable when add() returns (read-your-writes, served from the index's turn rows that
+  add() commits with the intake row), checked on the adding replica and, with the time from add()'s
+  return until a hit, on ANOTHER replica process (issue 14's "searchable from every replica"); and
+  "compiled", when its intake row is gone (in git, the derived index synced); with the CPU the replica, the workers and
   PostgreSQL used, and from the add and compile runs the CPU a message costs and the cores a rate
   needs
 - search p50 at 100 users x 1,000 turns and LoCoMo any@5, PostgreSQL next to SQLite
@@ -152,6 +154,51 @@ def bench_add(tmp: Path, admin: str, n: int) -> None:
               f"p50 {pct(times, 50):.2f} ms  p95 {pct(times, 95):.2f} ms")
 
 
+def bench_durable(tmp: Path, admin: str, n: int) -> None:
+    """What a durable add() can cost on this disk: pg_test_fsync on the server's data folder
+    (one 8 kB WAL-like write + flush), then add() p50/p95 and throughput with synchronous_commit on
+    (durable) and off, from 1 and from 4 threads at once (PostgreSQL's group commit: a flush
+    covers every commit record written before it, so concurrent adds share flushes)."""
+    tool = Path(__import__("pgserver").__file__).parent / "pginstall" / "bin" / "pg_test_fsync"
+    if tool.exists():
+        out = subprocess.run([str(tool), "-f", str(tmp / "pg" / "fsync.probe"), "-s", "2"], capture_output=True,
+                             text=True, timeout=120).stdout
+        lines = [ln.strip() for ln in out.splitlines() if "usecs/op" in ln][:5]
+        print("pg_test_fsync, one 8 kB write then a flush (this disk, now): " + "; ".join(lines))
+    for durable in (True, False):
+        for threads in (1, 4):
+            url = fresh_db(admin, f"durable_{int(durable)}_{threads}")
+            mem = cluster(tmp / f"durable-{int(durable)}-{threads}", url, durable_add=durable)
+            mem.add("warm up the gate", user_id="warm")
+            times: list[float] = []
+            lock = threading.Lock()
+
+            def feed(k: int, mem: Memory = mem, times: list[float] = times, lock: threading.Lock = lock,
+                     threads: int = threads) -> None:
+                rng = random.Random(k)
+                mine = []
+                for i in range(k, n, threads):
+                    text, user = message(rng, i), f"u{i % 100}"
+                    t = time.perf_counter()
+                    mem.add(text, user_id=user)
+                    mine.append((time.perf_counter() - t) * 1000)
+                with lock:
+                    times.extend(mine)
+
+            cpu0, pg0, t0 = own_cpu(), pg_cpu(), time.perf_counter()
+            pool = [threading.Thread(target=feed, args=(k,)) for k in range(threads)]
+            for th in pool:
+                th.start()
+            for th in pool:
+                th.join()
+            wall = time.perf_counter() - t0
+            cpu, pg = (own_cpu() - cpu0) * 1000 / n, (pg_cpu() - pg0) * 1000 / n
+            mem.close()
+            commit = "synchronous_commit=on (durable)" if durable else "synchronous_commit=off"
+            print(f"add, {commit}, {threads} thread(s): n={n} p50 {pct(times, 50):.2f} ms  p95 {pct(times, 95):.2f} ms"
+                  f"  {n / wall:,.0f} adds/s  (CPU per add: replica {cpu:.2f} ms, PostgreSQL {pg:.2f} ms)")
+
+
 def _fsync_floor(tmp: Path) -> float:
     fd = os.open(tmp / "fsync-probe", os.O_WRONLY | os.O_CREAT | os.O_APPEND)
     times = []
@@ -253,12 +300,60 @@ def _bytes_per_turn(url: str, n: int) -> str:
     return f"{total / 1e6:.1f} MB for {n} entries, {total / n:,.0f} bytes per entry (turns, pages, claims)"
 
 
+def replica_main(root: str, url: str) -> None:
+    """``--replica``: another replica process. Reads ``id<TAB>query<TAB>user<TAB>added`` lines (time.time()
+    of add()'s return on the feeding replica), searches until the turn is a hit, and prints
+    ``id<TAB>lag ms<TAB>tries``: add -> searchable from ANOTHER replica (its own local copy, its own
+    connection), queueing in this process included."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    mem = Memory(Path(root), database_url=url, **FAST)  # type: ignore[arg-type]
+    out_lock = threading.Lock()
+
+    def check(line: str) -> None:
+        rid, query, user, added = line.rstrip("\n").split("\t")
+        tries = 0
+        while True:
+            tries += 1
+            hits = mem.search(query, user_id=user)
+            if any(h.id == rid for h in hits) or tries >= 2000:  # type: ignore[union-attr]
+                break
+            time.sleep(0.005)
+        lag = (time.time() - float(added)) * 1000
+        with out_lock:
+            print(f"{rid}\t{lag:.1f}\t{tries if tries < 2000 else -1}", flush=True)
+
+    print("ready", flush=True)
+    with ThreadPoolExecutor(3) as pool:
+        for line in sys.stdin:
+            pool.submit(check, line)
+    mem.close()
+
+
+def start_replica(root: Path, url: str) -> subprocess.Popen[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--replica", str(root), url],
+                            env=env, text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+    return proc
+
+
 def bench_lag(tmp: Path, admin: str, rate: int, seconds: float, shards: int = 8, n_workers: int = 2) -> None:
     url = fresh_db(admin, f"lag_{rate}_{shards}_{n_workers}")
     root = tmp / f"lag-{rate}-{shards}-{n_workers}"
     mem = Memory(root, database_url=url, shards=shards, **FAST)  # type: ignore[arg-type]
     procs = workers(url, root, n_workers, once=False)
-    time.sleep(3)  # workers import and connect
+    other = start_replica(root, url)  # a second replica process: is the turn searchable there?
+    assert other.stdin is not None and other.stdout is not None
+    remote: list[str] = []
+    reader = threading.Thread(target=lambda: remote.extend(other.stdout))  # type: ignore[union-attr,arg-type]
+    reader.start()
+    send = threading.Lock()
+    warm = random.Random(99)  # steady state: both workers load their models on a first batch, untimed
+    for i in range(40):
+        mem.add(message(warm, i), user_id=f"u{i * 7 % 500}")
+    while pending(url):
+        time.sleep(0.1)
     added: dict[str, float] = {}
     compiled: dict[str, float] = {}
     seen: list[float] = []
@@ -291,6 +386,10 @@ def bench_lag(tmp: Path, admin: str, rate: int, seconds: float, shards: int = 8,
             time.sleep(max(0.0, start + i / rate - time.perf_counter()))
             result = mem.add(message(rng, i) + f" kwlag{i}z", user_id=f"u{i % 500}")
             added[result.ids[0]] = time.perf_counter()
+            if i % 20 == 0:  # and on another replica process?
+                with send:
+                    other.stdin.write(f"{result.ids[0]}\tkwlag{i}z\tu{i % 500}\t{time.time()}\n")  # type: ignore[union-attr]
+                    other.stdin.flush()  # type: ignore[union-attr]
             if i % 50 == 0:  # is it searchable the moment add() returned?
                 hits = mem.search(f"kwlag{i}z", user_id=f"u{i % 500}")
                 seen.append(float(any(h.id == result.ids[0] for h in hits)))  # type: ignore[union-attr]
@@ -309,11 +408,18 @@ def bench_lag(tmp: Path, admin: str, rate: int, seconds: float, shards: int = 8,
     for p in procs:
         p.terminate()
         p.wait()
+    other.stdin.close()
+    other.wait()
+    reader.join()
     mem.close()
+    seen_there = [float(line.split("\t")[1]) for line in remote if line.count("\t") == 2]
+    never = sum(1 for line in remote if line.rstrip().endswith("\t-1"))
     lags = [(compiled[r] - added[r]) * 1000 for r in added if r in compiled]
     print(f"lag at {achieved:.0f} msg/s offered for {seconds:.0f} s ({total} adds, {n_workers} workers, "
           f"{shards} shards): "
-          f"searchable on return in {sum(seen):.0f}/{len(seen)} checks; compiled (in git, index synced) "
+          f"searchable on return (same replica) in {sum(seen):.0f}/{len(seen)} checks; searchable on another "
+          f"replica process p50 {pct(seen_there, 50):,.0f} ms p95 {pct(seen_there, 95):,.0f} ms "
+          f"(n={len(seen_there)}, never {never}); compiled (in git, index synced) "
           f"p50 {pct(lags, 50):,.0f} ms p95 {pct(lags, 95):,.0f} ms; drained {wall:.0f} s after the first add; "
           f"CPU used: replica {replica:.0f} s, workers {work:.0f} s, PostgreSQL {pg:.0f} s "
           f"({(replica + work + pg) / wall:.2f} cores on average)")
@@ -331,8 +437,11 @@ def arithmetic(rate: int) -> None:
 
 
 def main() -> None:
+    if sys.argv[1:2] == ["--replica"]:
+        replica_main(sys.argv[2], sys.argv[3])
+        return
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--only", action="append", choices=["add", "compile", "lag", "search", "locomo"])
+    ap.add_argument("--only", action="append", choices=["add", "durable", "compile", "lag", "search", "locomo"])
     ap.add_argument("--search-users", type=int, default=100, help="search: users x --search-per-user turns")
     ap.add_argument("--search-per-user", type=int, default=1000)
     ap.add_argument("--adds", type=int, default=2000)
@@ -343,7 +452,7 @@ def main() -> None:
     ap.add_argument("--lag-shards", type=int, default=8)
     ap.add_argument("--lag-workers", default="2", help="comma-separated worker process counts for the lag run")
     args = ap.parse_args()
-    parts = args.only or ["add", "compile", "lag", "search", "locomo"]
+    parts = args.only or ["add", "durable", "compile", "lag", "search", "locomo"]
     tmp = Path(tempfile.mkdtemp(prefix="markmem-cluster-bench-"))
     tmp.chmod(0o755)
     srv, admin = server(tmp / "pg")
@@ -351,6 +460,8 @@ def main() -> None:
     try:
         if "add" in parts:
             bench_add(tmp, admin, args.adds)
+        if "durable" in parts:
+            bench_durable(tmp, admin, min(args.adds, 1000))
         if "compile" in parts:
             bench_compile(tmp, admin, args.entries, 200)
         arithmetic(args.rate)

@@ -126,7 +126,7 @@ class ClusterBackend:
             pending = intake.get(self.conn(), ident, lambda u: self.shards.codec(self.shard_of(u)))
             if pending is not None and user_id in (None, pending.user_id):
                 return pending
-        shards = range(self.shards.count) if user_id is None else [self.shard_of(user_id)]
+        shards = shard_ops.candidates(self.shards, self.conn(), ident) if user_id is None else [self.shard_of(user_id)]
         for shard in shards:
             ctx = self.shards.ctx(shard)
             try:
@@ -143,8 +143,7 @@ class ClusterBackend:
 
             return audit.user_history(self.shards.ctx(self.shard_of(user_id)), user_id)
         assert ident is not None
-        shards = [self.shard_of(ident.split("/")[1])] if ident.startswith("u/") else range(self.shards.count)
-        for shard in shards:
+        for shard in shard_ops.candidates(self.shards, self.conn(), ident):
             try:
                 return inspect.history(self.shards.ctx(shard), ident, include_diff)
             except NotFound:

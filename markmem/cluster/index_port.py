@@ -1,6 +1,6 @@
 """The derived PostgreSQL index (``markmem.pgindex``) as cluster mode calls it: the calls below, so the
 write side names the index in one place (``schema.ensure``, ``sync.add_turns``,
-``sync.sync_users``, ``sync.delete_user``, ``search.search``)."""
+``sync.sync_users``, ``sync.delete_user``, ``sync.claim_owners``, ``search.search``)."""
 
 from __future__ import annotations
 
@@ -48,6 +48,10 @@ def indexed_users(conn: Any) -> list[str]:
 
 def delete_user(conn: Any, user_id: str) -> None:
     sync.delete_user(conn, user_id)
+
+
+def claim_owners(conn: Any, claim_id: str) -> list[str]:
+    return sync.claim_owners(conn, claim_id)
 
 
 def user_rows(conn: Any, user_id: str) -> dict[str, int]:

@@ -15,6 +15,7 @@ from typing import Any
 from ..errors import LockTimeout
 
 LEASE_CLASS = 0x6D6D  # first key of the two-int advisory lock; the second is the shard
+WORKER_CLASS = 0x6D77  # a running worker loop holds (WORKER_CLASS, its backend pid): workers are counted
 _TAKE = ("WITH l AS (SELECT pg_try_advisory_lock(%s, %s) AS ok) INSERT INTO markmem_lease (shard, epoch) "
          "SELECT %s, 1 FROM l WHERE l.ok ON CONFLICT (shard) DO UPDATE SET epoch = markmem_lease.epoch + 1 "
          "RETURNING epoch")  # no row: the lock is held elsewhere
@@ -46,6 +47,20 @@ class Leases:
                                  "DO UPDATE SET epoch = markmem_lease.epoch + 1 RETURNING epoch", (shard,)).fetchone()
         assert row is not None
         self.epoch[shard] = int(row[0])
+
+    def register(self) -> None:
+        """Count this connection as a running worker (``sharing``) until it closes."""
+        self._conn.execute("SELECT pg_advisory_lock(%s, pg_backend_pid())", (WORKER_CLASS,))
+
+    def sharing(self) -> tuple[int, set[int]]:
+        """(running workers, shards someone is waiting to lease): one round trip. A worker that
+        keeps its leases between passes gives up those others wait for (forget, a review decision)."""
+        row = self._conn.execute(
+            "SELECT (SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = %s AND granted), "
+            "array(SELECT objid::int FROM pg_locks WHERE locktype = 'advisory' AND classid = %s AND NOT granted)",
+            (WORKER_CLASS, LEASE_CLASS)).fetchone()
+        assert row is not None
+        return max(int(row[0]), 1), {int(s) for s in row[1]}
 
     def release(self, shard: int) -> None:
         self._conn.execute("SELECT pg_advisory_unlock(%s, %s)", (LEASE_CLASS, shard))

@@ -22,12 +22,24 @@ from .shards import ShardSet
 from .worker import push
 
 
-def holder(shards: ShardSet, ident: str) -> tuple[int, str]:
-    """(shard, owner) of a page (``u/<user>/...``) or claim (``c-...``); NotFound when no shard has it."""
+def candidates(shards: ShardSet, conn: Any, ident: str) -> list[int]:
+    """The shards to look in for a page or claim, most likely first: a page's from its path; a
+    claim's from the PostgreSQL index (``mm_claims`` by id: its owner's shard), then, only if
+    that shard does not have it (the index not yet synced, or rebuilt since), every other shard."""
+    if ident.startswith("u/"):
+        return [shard_of(ident.split("/")[1], shards.count)]
+    if conn is None or not ident.startswith("c-"):
+        return list(range(shards.count))
+    first = sorted({shard_of(u, shards.count) for u in index_port.claim_owners(conn, ident)})
+    return first + [n for n in range(shards.count) if n not in first]
+
+
+def holder(shards: ShardSet, ident: str, conn: Any = None) -> tuple[int, str]:
+    """(shard, owner) of a page (``u/<user>/...``) or claim (``c-...``); NotFound when no shard has it.
+    ``conn``: the PostgreSQL index's, to find a claim's shard without opening every shard."""
     from .. import inspect
 
-    candidates = [shard_of(ident.split("/")[1], shards.count)] if ident.startswith("u/") else range(shards.count)
-    for n in candidates:
+    for n in candidates(shards, conn, ident):
         ctx = shards.ctx(n)
         try:
             found = inspect.get(ctx, ident)
@@ -43,7 +55,7 @@ def update(shards: ShardSet, url: str, conn: Any, ident: str, text: str, by: str
     from .. import edit
     from ..write import pipeline
 
-    shard, user = holder(shards, ident)
+    shard, user = holder(shards, ident, conn)
     with _lease(url, shard, shards.settings.lock_timeout):
         ctx = shards.ctx(shard)
         try:
@@ -60,7 +72,7 @@ def update(shards: ShardSet, url: str, conn: Any, ident: str, text: str, by: str
 def delete(shards: ShardSet, url: str, conn: Any, ident: str, hard: bool) -> str | None:
     from .. import edit
 
-    shard, user = holder(shards, ident)
+    shard, user = holder(shards, ident, conn)
     with _lease(url, shard, shards.settings.lock_timeout):
         ctx = shards.ctx(shard)
         sha = edit.delete(ctx, ident, hard)

@@ -9,7 +9,9 @@
   ``add_turns`` locks the user's generation row before taking a ``seq``, so a user's turns
   commit in ``seq`` order. ``in_repo``: the turn is in the shard repo's raw files (a turn still
   in intake is not, and ``sync_users`` keeps it).
-* ``mm_pages`` / ``mm_claims``: the SQLite cache's rows, claims with their order (``pos``).
+* ``mm_pages`` / ``mm_claims``: the SQLite cache's rows, claims with their order (``pos``); claims
+  are also indexed by id alone (``mm_claims_id``): an edit of a claim id finds its owner, so its
+  shard, without opening every shard repo.
 * ``mm_vectors``: pgvector vectors keyed by unit, with the model and the hash of the indexed
   text (a unit whose text is unchanged is never embedded again).
 """
@@ -50,6 +52,7 @@ CREATE TABLE IF NOT EXISTS mm_claims (
   supersedes text, superseded_by text, sources text, metadata text, archived integer NOT NULL DEFAULT 0,
   hash text NOT NULL, PRIMARY KEY (user_id, id)
 );
+CREATE INDEX IF NOT EXISTS mm_claims_id ON mm_claims (id);
 CREATE TABLE IF NOT EXISTS mm_vectors (
   user_id text NOT NULL, kind text NOT NULL, id text NOT NULL, model text NOT NULL, hash text NOT NULL,
   vec vector NOT NULL, PRIMARY KEY (user_id, kind, id)

@@ -24,16 +24,12 @@ from ..model import RawEntry
 from ..ports import Embedder
 from ..store import raw
 from ..store.codec import Codec, PlainCodec
-from ..store.pages import iter_page_files, read_page
+from ..store.pages import iter_page_files, page_loader
 from ..store.repo import iter_ops
 from .schema import TABLES
 
 TURN_COLS = ("path", "role", "speaker", "agent_id", "run_id", "content", "body", "occurred_at", "recorded_at",
              "metadata", "quarantined", "compiled", "hash")
-_INSERT_TURN = (
-    "INSERT INTO mm_turns(user_id, id, seq, " + ", ".join(TURN_COLS) + ", in_repo) VALUES "
-    "(%s, %s, nextval('mm_seq'), " + ", ".join(["%s"] * len(TURN_COLS)) + ", %s) ON CONFLICT (user_id, id) DO NOTHING"
-)
 PAGE_COLS = "id, user_id, type, path, title, body, pinned, archived, created, updated, hash"  # cache._PAGE_SQL's
 CLAIM_COLS = ("id, user_id, page_id, type, subject, predicate, value, text, body, provenance, confidence, valid_from, "
               "valid_until, recorded_at, closed_at, supersedes, superseded_by, sources, metadata, archived, hash")
@@ -162,6 +158,13 @@ def delete_user(conn: Any, user_id: str) -> dict[str, int]:
 
     local.forget_user(conn, user_id)
     return counts
+
+
+def claim_owners(conn: Any, claim_id: str) -> list[str]:
+    """The users whose index holds a claim with this id (one, but for a collision): an edit of a
+    claim id goes to its owner's shard instead of looking in every shard repo."""
+    return [str(r[0]) for r in conn.execute("SELECT DISTINCT user_id FROM mm_claims WHERE id = %s ORDER BY 1",
+                                            (claim_id,))]
 
 
 def user_rows(conn: Any, user_id: str) -> dict[str, int]:
@@ -294,37 +297,77 @@ class _Plan:
         return {"deleted": len(gone), "added": len(new), "changed": len(changed), "claims": n_claims}
 
     def apply(self, conn: Any) -> None:
-        sets = ", ".join(f"{c} = %s" for c in TURN_COLS)
+        """One statement per kind of write, each row set sent as arrays (``unnest``): no statement
+        per turn, page or claim for PostgreSQL to parse, plan and run."""
         with conn.cursor() as cur:
             if self.gone:
                 cur.execute("DELETE FROM mm_turns WHERE (user_id, id) IN "
                             "(SELECT * FROM unnest(%s::text[], %s::text[]))",
                             ([u for u, _ in self.gone], [i for _, i in self.gone]))
             if self.new:
-                cur.executemany(_INSERT_TURN, self.new)
+                cur.execute(_NEW_TURNS, _arrays(self.new, 2 + len(TURN_COLS) + 1))
             if self.changed:
-                cur.executemany(f"UPDATE mm_turns SET {sets}, in_repo = true, touched = %s WHERE user_id = %s "
-                                "AND id = %s", self.changed)
+                cur.execute(_CHANGED_TURNS, _arrays(_last_of_each(self.changed), len(TURN_COLS) + 3))
             if self.repaged:
                 cur.execute("DELETE FROM mm_pages WHERE user_id = ANY(%s)", (self.repaged,))
                 cur.execute("DELETE FROM mm_claims WHERE user_id = ANY(%s)", (self.repaged,))
-                cur.executemany(f"INSERT INTO mm_pages({PAGE_COLS}) VALUES ({', '.join(['%s'] * 11)})", self.pages)
-                cur.executemany(f"INSERT INTO mm_claims(pos, {CLAIM_COLS}) VALUES (%s, {', '.join(['%s'] * 21)})",
-                                self.claims)
+                if self.pages:
+                    cur.execute(_PAGES, _arrays(self.pages, len(_PAGE_TYPES)))
+                if self.claims:
+                    cur.execute(_CLAIMS, _arrays(self.claims, len(_CLAIM_TYPES)))
             if self.bumps:
-                cur.executemany("UPDATE mm_user_gen SET rev = rev + %s, added = added + %s, touch = touch + %s, "
-                                "claims_rev = claims_rev + %s WHERE user_id = %s", self.bumps)
+                cur.execute("UPDATE mm_user_gen g SET rev = g.rev + x.r, added = g.added + x.a, touch = g.touch + x.t, "
+                            "claims_rev = g.claims_rev + x.c FROM unnest(%s::int[], %s::int[], %s::int[], %s::int[], "
+                            "%s::text[]) AS x(r, a, t, c, u) WHERE g.user_id = x.u", _arrays(self.bumps, 5))
+
+
+def _arrays(rows: Sequence[Sequence[Any]], width: int) -> list[list[Any]]:
+    """Rows as one list per column (``unnest``'s parameters)."""
+    cols: list[list[Any]] = [[] for _ in range(width)]
+    for row in rows:
+        for k, value in enumerate(row):
+            cols[k].append(value)
+    return cols
+
+
+def _last_of_each(changed: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """One update per (user, turn), the last (as updates one after another would leave it)."""
+    return list({(r[-2], r[-1]): r for r in changed}.values())
+
+
+def _unnest(types: Sequence[str]) -> str:
+    return "unnest(" + ", ".join(f"%s::{t}[]" for t in types) + ")"
+
+
+_NEW_TURNS = (
+    "INSERT INTO mm_turns(user_id, id, seq, " + ", ".join(TURN_COLS) + ", in_repo) "
+    "SELECT x.user_id, x.id, nextval('mm_seq'), " + ", ".join(f"x.{c}" for c in TURN_COLS) + ", x.in_repo FROM "
+    + _unnest(("text", "text", *_TYPES, "boolean")) + " WITH ORDINALITY AS x(user_id, id, "
+    + ", ".join(TURN_COLS) + ", in_repo, n) ORDER BY x.n ON CONFLICT (user_id, id) DO NOTHING"
+)
+_CHANGED_TURNS = (
+    "UPDATE mm_turns t SET " + ", ".join(f"{c} = x.{c}" for c in TURN_COLS) + ", in_repo = true, touched = x.touched "
+    "FROM " + _unnest((*_TYPES, "bigint", "text", "text")) + " AS x(" + ", ".join(TURN_COLS)
+    + ", touched, user_id, id) WHERE t.user_id = x.user_id AND t.id = x.id"
+)
+_PAGE_TYPES = ("text", "text", "text", "text", "text", "text", "integer", "integer", "text", "text", "text")
+_PAGES = f"INSERT INTO mm_pages({PAGE_COLS}) SELECT * FROM {_unnest(_PAGE_TYPES)}"
+_CLAIM_TYPES = ("integer", *["text"] * 10, "double precision", *["text"] * 8, "integer", "text")
+_CLAIMS = f"INSERT INTO mm_claims(pos, {CLAIM_COLS}) SELECT * FROM {_unnest(_CLAIM_TYPES)}"
 
 
 def _file_pages(root: Path, uid: str, codec: Codec) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
-    """The user's page rows and claim rows (in file order) as the cache makes them."""
+    """The user's page rows and claim rows (in file order) as the cache makes them. Pages come
+    through ``page_loader``: a page the compile just wrote (or an unchanged one read before) is
+    the parsed object it remembered for that file's inode and times, not parsed again."""
     pages, claims = [], []
+    load = page_loader(root, codec)
     for rel in iter_page_files(root, uid):
         try:
-            page = read_page(root, rel, codec)
+            page = load(rel[len("wiki/"):-len(".md")])
         except Exception:  # noqa: BLE001 - a malformed page is skipped, as rebuild does (doctor lists it)
             continue
-        if page.path != rel or page.user_id != uid:
+        if page is None or page.path != rel or page.user_id != uid:
             continue
         pages.append(_page_row(page, content_hash(page.body)))
         claims += _claim_rows(page)
