@@ -87,7 +87,7 @@ class _Rule(NamedTuple):
 
     def wanted(self, norm: str, words: set[str], skip_first: bool = False) -> bool:
         for need in self.needs[skip_first:]:
-            if need.words.isdisjoint(words) and not any(s in norm for s in need.subs):
+            if need.words.isdisjoint(words) and not any(map(norm.__contains__, need.subs)):
                 return False
         return True
 

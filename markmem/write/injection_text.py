@@ -82,7 +82,7 @@ def unwrap(text: str) -> str:
 def _long_token(text: str) -> bool:
     """Whether a run of 20 non-space characters exists: a base64 run cannot be found without one
     (a plain split finds it faster than the run's pattern, whose look-behind is tried everywhere)."""
-    return any(len(w) >= 20 for w in text.split())
+    return max(map(len, text.split()), default=0) >= 20
 
 
 def english_share(text: str) -> float:
