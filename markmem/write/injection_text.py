@@ -297,7 +297,7 @@ def letter_words(norm: str, tokens: set[str] | None = None) -> set[str]:
     if tokens is None or not (norm.isascii() and norm.islower()):
         return set(_WORD.findall(norm))
     if not _NON_LETTERS.search(norm):
-        return tokens  # no digit, no underscore: every token is a run of letters
+        return tokens  # no digit, no underscore: every token is a run of letters (the same set: read it only)
     out = {t for t in tokens if t.isalpha()}
     for t in tokens:
         if not t.isalpha():
