@@ -9,6 +9,7 @@ Per-user ``checkpoint.json`` records how far each file has been compiled (byte o
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 from collections.abc import Iterator, Sequence
@@ -47,12 +48,14 @@ def raw_path(user_id: str, recorded_at: str, segment: int = 0) -> str:
     return f"raw/u/{user_id}/{y}/{m}/{d}{'.' + str(segment) if segment else ''}.jsonl"
 
 
-def current_segment(root: Path, user_id: str, recorded_at: str) -> str:
+def current_segment(root: Path, user_id: str, recorded_at: str, *, sized: bool = True) -> str:
     """The day's newest segment with room left, so a batch never re-hashes a huge file.
 
     Starts from the newest segment this process has seen (segments only grow; if that file is
     gone, e.g. erased, it starts over from 0) instead of probing every segment of the day. Plain
-    ``os`` calls on strings: every add() comes here, and pathlib's joins cost more than the stats."""
+    ``os`` calls on strings: every add() comes here, and pathlib's joins cost more than the stats.
+    ``sized=False``: the day's newest segment, full or not (:func:`append` reads its size from the
+    descriptor it opens, one ``stat`` fewer, and moves on to the next one if it is full)."""
     base = str(root)
     key = (base, user_id, recorded_at[:10])
     seg = _last_segment.get(key, 0)
@@ -64,6 +67,8 @@ def current_segment(root: Path, user_id: str, recorded_at: str) -> str:
             seg += 1
             continue
         _last_segment[key] = seg
+        if not sized:
+            return rel
         try:
             full = os.stat(os.path.join(base, rel)).st_size >= SEGMENT_BYTES
         except FileNotFoundError:
@@ -114,17 +119,11 @@ def append(root: Path, entries: Sequence[RawEntry], codec: Codec, *, sync: bool 
         day = (e.user_id, e.recorded_at[:10])
         rel = segments.get(day)
         if rel is None:
-            rel = segments[day] = current_segment(root, e.user_id, e.recorded_at)
+            rel = segments[day] = current_segment(root, e.user_id, e.recorded_at, sized=False)
         by_file.setdefault(rel, []).append(e)
     for rel, group in by_file.items():
-        full = root / rel
-        refuse_links(root, rel)
-        created = not os.path.exists(full)
-        if created:
-            full.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(full, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        fd, rel, created, size = _open_segment(root, rel, group[0].user_id, group[0].recorded_at)
         try:  # plain descriptor calls: a buffered file object cost seven more system calls per add()
-            size = os.lseek(fd, 0, os.SEEK_END)
             if size and os.pread(fd, 1, size - 1) != b"\n":  # torn tail from a crash: never acknowledged
                 size = _last_newline(fd, size)
                 os.ftruncate(fd, size)
@@ -142,10 +141,58 @@ def append(root: Path, entries: Sequence[RawEntry], codec: Codec, *, sync: bool 
         finally:
             os.close(fd)
         if created and sync:
-            _fsync_path(full.parent)
+            _fsync_path(Path(root, rel).parent)
         if to_sync is not None:
+            full = Path(root, rel)
             to_sync += [full, full.parent] if created else [full]
     return out
+
+
+_APPEND = os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _open_segment(root: Path, rel: str, user_id: str, recorded_at: str) -> tuple[int, str, bool, int]:
+    """(descriptor, file, created, size) for appending to the day's newest segment ``rel`` (from
+    ``current_segment(..., sized=False)``), or to the next one if ``rel`` is full. The size comes
+    from the descriptor (the caller holds the append lock: it is where the next write lands)."""
+    fd, created = _open_append(root, rel)
+    size = _size(fd)
+    if size < SEGMENT_BYTES:
+        return fd, rel, created, size
+    os.close(fd)
+    key = (str(root), user_id, recorded_at[:10])
+    seg = _last_segment.get(key, 0) + 1
+    _last_segment[key] = seg
+    nxt = raw_path(user_id, recorded_at, seg)
+    fd, created = _open_append(root, nxt)
+    return fd, nxt, created, _size(fd)
+
+
+def _size(fd: int) -> int:
+    try:
+        return os.lseek(fd, 0, os.SEEK_END)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _open_append(root: Path, rel: str) -> tuple[int, bool]:
+    """(descriptor, created). The folders are checked for symlinks (``refuse_links``);
+    ``O_NOFOLLOW`` refuses one at the file itself, and opening without ``O_CREAT`` first tells
+    whether the file is new (two ``stat`` calls fewer than checking each on its own)."""
+    folder, _sep, _name = rel.rpartition("/")
+    refuse_links(root, folder)
+    full = os.path.join(root, rel)
+    try:
+        return os.open(full, _APPEND), False
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            refuse_links(root, rel)  # the file itself is a symlink: the usual error
+        raise
+    os.makedirs(os.path.join(root, folder), exist_ok=True)
+    return os.open(full, _APPEND | os.O_CREAT, 0o644), True
 
 
 def sync_all(paths: Sequence[Path]) -> None:

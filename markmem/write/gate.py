@@ -118,6 +118,8 @@ class _Side:
 
     @classmethod
     def of(cls, rec: Fields) -> _Side:
+        if rec.speaker is None and rec.agent_id is None and rec.run_id is None and not rec.metadata:
+            return _NO_SIDE  # most turns: nothing beside the text (never changed: rebuild returns rec)
         parts: list[str] = []
         spans: list[tuple[int, int]] = []
         pos = 0
@@ -134,6 +136,9 @@ class _Side:
         new = iter([mask(self.text[s:e], _clip(findings, s, e), policy) for s, e in self.spans])
         speaker, agent_id, run_id = (None if v is None else next(new) for v in (rec.speaker, rec.agent_id, rec.run_id))
         return Fields(rec.text, speaker, agent_id, run_id, _rebuild_map(rec.metadata, new))
+
+
+_NO_SIDE = _Side("", [])
 
 
 def _leaves(rec: Fields) -> Iterator[tuple[str, str]]:

@@ -32,7 +32,7 @@ from typing import NamedTuple
 from .injection_fold import fold, normalize, prepare
 from .injection_model import LABEL as CLASSIFIER_LABEL
 from .injection_model import load_classifier, may_read
-from .injection_text import foreign_matches
+from .injection_text import foreign_matches, letter_words
 
 __all__ = ["CLASSIFIER_LABEL", "THRESHOLD", "detect_injection", "injection_score", "normalize"]
 
@@ -87,7 +87,7 @@ class _Rule(NamedTuple):
 
     def wanted(self, norm: str, words: set[str], skip_first: bool = False) -> bool:
         for need in self.needs[skip_first:]:
-            if need.words.isdisjoint(words) and not any(s in norm for s in need.subs):
+            if need.words.isdisjoint(words) and not any(map(norm.__contains__, need.subs)):
                 return False
         return True
 
@@ -334,7 +334,9 @@ def _matches(text: str, *, use_hints: bool = True) -> dict[str, float]:
     return _rule_totals(prepare(text), use_hints=use_hints)
 
 
-def _rule_totals(prepared: tuple[str, str, set[str]], *, use_hints: bool = True) -> dict[str, float]:
+def _rule_totals(prepared: tuple[str, str, set[str]], *, use_hints: bool = True,
+                 letters: set[str] | None = None) -> dict[str, float]:
+    """``letters``: the text's :func:`letter_words`, when the caller has them."""
     norm, lined, words = prepared
     if use_hints:
         candidates = {i for i in _BY_SUB if _RULES[i].wanted(norm, words)}
@@ -343,7 +345,7 @@ def _rule_totals(prepared: tuple[str, str, set[str]], *, use_hints: bool = True)
         rules = [_RULES[i] for i in sorted(candidates) if _RULES[i].wanted(norm, words, True)]
     else:
         rules = list(_RULES)
-    totals = foreign_matches(norm, fold)
+    totals = foreign_matches(norm, fold, letters)
     for rule in rules:
         if rule.pattern.search(lined if rule.lines else norm):
             totals[rule.label] = totals.get(rule.label, 0.0) + rule.weight
@@ -354,8 +356,9 @@ def _verdict(text: str, model: bool = True) -> tuple[dict[str, float], float | N
     """The rules' totals, and the classifier's probability over its threshold when the rules do
     not flag the text and the classifier is on and wanted (else ``None``)."""
     prepared = prepare(text)
-    totals = _rule_totals(prepared)
-    if not model or sum(totals.values()) >= THRESHOLD or not may_read(prepared[1]):
+    letters = letter_words(prepared[0], prepared[2])  # one tokenising for the lexicon and the model's gate
+    totals = _rule_totals(prepared, letters=letters)
+    if not model or sum(totals.values()) >= THRESHOLD or not may_read(prepared[1], letters):
         return totals, None  # flagged already, or nothing the classifier would read: no model load
     classifier = load_classifier()
     if classifier is None:

@@ -26,7 +26,10 @@ _FOLD.update({0xE0000 + c: c for c in range(0x20, 0x7F)})
 _COMBINING = re.compile(r"[\u0300-\u036f\u1ab0-\u1aff\u20d0-\u20ff]+")
 _LEET = str.maketrans("013457@$\u20ac", "oieastase")
 _LEET_HINT = re.compile(r"[a-z][013457@$\u20ac]|[013457@$\u20ac][a-z]")
-_LEET_TOKEN = re.compile(r"[a-z0-9@$\u20ac]*[a-z][a-z0-9@$\u20ac]*")  # only words that contain a letter
+_LEET_CHAR = re.compile(r"[013457@$\u20ac]")  # what _LEET_HINT cannot match without: one fast scan
+# a word holding a leet character; translated only if it holds a letter too (a number stays one)
+_LEET_TOKEN = re.compile(r"[a-z0-9@$\u20ac]*[013457@$\u20ac][a-z0-9@$\u20ac]*")
+_NOT_LETTERS = "0123456789@$\u20ac"  # a word of only these has no letter
 _SLANG = {"u": "you", "ur": "your", "r": "are", "ya": "you", "pls": "please", "plz": "please"}
 _SLANG_RE = re.compile(r"\b(?:u|ur|r|ya|pls|plz)\b(?!['-])")
 _TOKEN = re.compile(r"[a-z0-9_]+")  # splits wherever a regex \b can fall: hints stay sound
@@ -41,11 +44,18 @@ def fold(text: str) -> str:
     else:  # compatibility fold (fullwidth, ligatures...), then drop accents, invisibles, homoglyphs
         text = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", text).casefold())
         text = _COMBINING.sub("", text).translate(_FOLD)
-    if _LEET_HINT.search(text):
-        text = _LEET_TOKEN.sub(lambda m: m.group().translate(_LEET), text)
+    if _LEET_CHAR.search(text) and _LEET_HINT.search(text):
+        text = _LEET_TOKEN.sub(_unleet, text)
     if "\n" in text:  # keep line starts: role headers ("system:") are matched there
         return "\n".join(" ".join(line.split()) for line in text.splitlines() if line.strip())
     return " ".join(text.split())
+
+
+def _unleet(match: re.Match[str]) -> str:
+    """A word's leetspeak read as letters (``pa55w0rd`` -> ``password``), if it holds a letter:
+    the same text as translating every word with a letter, called for far fewer words."""
+    word = match.group()
+    return word if not word.strip(_NOT_LETTERS) else word.translate(_LEET)
 
 
 def prepare(text: str) -> tuple[str, str, set[str]]:

@@ -86,12 +86,18 @@ def cues(norm: str) -> list[float]:
 
 
 _GATE_WORDS = frozenset().union(*(_CUES[i] for i in (0, 2, 4, 5, 7, 9, 13)))
+assert all(w.isascii() and w.isalpha() for w in _GATE_WORDS)  # may_read's shortcut relies on it
+_APOS_WORD = re.compile(r"[a-z']+")
 
 
-def may_read(norm: str) -> bool:
+def may_read(norm: str, letters: set[str] | None = None) -> bool:
     """Whether any window of the folded text could pass :func:`gated` (a cheap word test, run
-    before the model is even loaded)."""
-    return not _GATE_WORDS.isdisjoint(re.findall(r"[a-z']+", norm))
+    before the model is even loaded). ``letters``: the text's runs of letters
+    (``injection_text.letter_words``); in ASCII lower-case text a gate word (letters only) that
+    is a ``[a-z']+`` word is also such a run, so none of them among ``letters`` means no."""
+    if letters is not None and norm.isascii() and norm.islower() and _GATE_WORDS.isdisjoint(letters):
+        return False
+    return not _GATE_WORDS.isdisjoint(_APOS_WORD.findall(norm))
 
 
 def gated(cue: Sequence[float]) -> bool:

@@ -25,7 +25,7 @@ import re
 import urllib.parse
 from collections.abc import Callable
 
-__all__ = ["ENGLISH", "english_share", "foreign_matches", "unwrap"]
+__all__ = ["ENGLISH", "english_share", "foreign_matches", "letter_words", "unwrap"]
 
 _HTML_TAG = re.compile(
     r"<!--|-->|\[//\]: ?# ?\(|</?(?:div|span|p|a|b|i|em|strong|font|small|section|article|td|tr|li|ul|br"
@@ -67,7 +67,7 @@ def unwrap(text: str) -> str:
     if "\\u" in text:
         text = _UESCAPE.sub(lambda m: chr(int(m.group(1), 16)), text)
     if len(text) > 19:
-        if _B64_RUN.search(text):
+        if _long_token(text) and _B64_RUN.search(text):
             text = _B64_RUN.sub(_replace, text, count=_MAX_B64)
         if "0" in text and _BINARY.search(text):
             text = _BINARY.sub(_replace_binary, text, count=_MAX_B64)
@@ -77,6 +77,12 @@ def unwrap(text: str) -> str:
             text = "\n".join([text, *(alt for alt in (text[::-1], codecs.encode(text, "rot13"))
                                       if english_share(alt) >= 0.2)])
     return text
+
+
+def _long_token(text: str) -> bool:
+    """Whether a run of 20 non-space characters exists: a base64 run cannot be found without one
+    (a plain split finds it faster than the run's pattern, whose look-behind is tried everywhere)."""
+    return max(map(len, text.split()), default=0) >= 20
 
 
 def english_share(text: str) -> float:
@@ -254,6 +260,7 @@ _TRIGGERS = ("IGNORE", "VOID", "REVEAL", "NOLIMIT", "MEMO", "NEWRULES")  # every
 _SENTENCE = re.compile(r"[.!?;\n。！？]+")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
 _WORD = re.compile(r"[^\W\d_]+")
+_NON_LETTERS = re.compile(r"[0-9_]+")
 
 
 class _Concept:
@@ -282,13 +289,31 @@ _CONCEPTS: dict[str, _Concept] = {}
 _TRIGGER_KEYS: set[str] = set()  # every word a trigger concept looks up: no CJK and none of them, no match
 
 
-def foreign_matches(norm: str, fold: Callable[[str], str]) -> dict[str, float]:
-    """Summed weight per label of the foreign-language rules matching the folded text ``norm``."""
+def letter_words(norm: str, tokens: set[str] | None = None) -> set[str]:
+    """The runs of letters in ``norm`` (``_WORD``). ``tokens``, the ``[a-z0-9_]+`` runs of the same
+    text (``injection_fold.prepare`` has them), give them without another pass over the text when
+    it is ASCII and lower-case: there every letter run is a token, or a token's piece between
+    digits and underscores (``tests/test_gate_speed.py`` compares with the regex)."""
+    if tokens is None or not (norm.isascii() and norm.islower()):
+        return set(_WORD.findall(norm))
+    if not _NON_LETTERS.search(norm):
+        return tokens  # no digit, no underscore: every token is a run of letters (the same set: read it only)
+    out = {t for t in tokens if t.isalpha()}
+    for t in tokens:
+        if not t.isalpha():
+            out.update(p for p in _NON_LETTERS.split(t) if p)
+    return out
+
+
+def foreign_matches(norm: str, fold: Callable[[str], str], words: set[str] | None = None) -> dict[str, float]:
+    """Summed weight per label of the foreign-language rules matching the folded text ``norm``;
+    ``words``: its :func:`letter_words`, when the caller has them."""
     if not _CONCEPTS:
         built = {name: _Concept(phrases, fold) for name, phrases in _C.items()}
         _TRIGGER_KEYS.update(*(built[name].words.union(built[name].phrases) for name in _TRIGGERS))
         _CONCEPTS.update(built)  # last: a thread that sees the concepts sees the keys
-    words = set(_WORD.findall(norm))
+    if words is None:
+        words = set(_WORD.findall(norm))
     cjk = bool(_CJK.search(norm))
     if not cjk and words.isdisjoint(_TRIGGER_KEYS):
         return {}  # what the test below decides for such a text, in one set lookup
