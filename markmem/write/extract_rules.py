@@ -134,9 +134,15 @@ RULES: list[Rule] = [
     # work
     (_r(rf"{_I}(?:'m| am)? {_A}work(?:ing)? (?:at|for) (?:(?!\bas\b)[^,;!?.])+? as (?:a |an )?{_V}{_END}"), "job", "profile", False, 0.85),  # noqa: E501
     (_r(rf"{_I}(?:'m| am)? {_A}work(?:ing)? as (?:a |an )?{_V}{_END}"), "job", "profile", False, 0.9),
+    (_r(rf"{_I}(?:'m| am)? {_A}work(?:ing)? as (?:a |an )?(?:(?!\bat\b)[^,;!?.])+? at {_V}{_END}"), "employer", "profile", False, 0.85),  # noqa: E501
+    # "I'm a backend dev at Klarna": a job title then a capitalised place of work
+    (_r(rf"{_IM} {_A}(?:a |an )(?:[a-z][\w-]* ){{0,3}}?[a-z][\w-]* (?:at|for) (?P<v>(?-i:[A-Z])[\w&'-]*(?: (?-i:[A-Z])[\w&'-]*){{0,3}}){_END}"), "employer", "profile", False, 0.75),  # noqa: E501
     (_r(rf"{_I}(?:'ve| have)? {_A}(?:started|start|began|begun) (?:working |to work |work )?as (?:a |an )?{_V}{_END}"), "job", "profile", False, 0.9),  # noqa: E501
     (_r(rf"{_I}(?:'ve| have)? {_A}(?:got|have|landed|found|took|accepted|started) (?:a |my )?(?:new )?(?:job|position|role) as (?:a |an )?{_V}{_END}"), "job", "profile", False, 0.9),  # noqa: E501
     (_r(rf"{_I}(?:'ve| have)? {_A}(?:got|been) promoted to (?:a |an )?{_V}{_END}"), "job", "profile", False, 0.85),
+    # done to the user by someone else: "they made me head chef", "work relocated me to Singapore"
+    (_r(rf"\b(?:made|promoted|appointed|named) (?:me|us) (?:to )?(?:the |a |an |our |their )?(?P<bare>)(?P<v>(?:[a-z][\w-]* ){{0,3}}?[a-z][\w-]*){_END}"), "job", "profile", False, 0.8),  # noqa: E501
+    (_r(rf"\b(?:relocated|transferred|posted) (?:me|us) (?:over |out |back )?to {_V}{_END}"), "lives_in", "profile", False, 0.8),  # noqa: E501
     (_r(rf"{_I}(?:'m| am|'ve been| have been|'ve become| have become| became| become) {_A}(?:a |an )(?P<bare>)(?P<v>(?:[a-z][\w-]* ){{0,3}}?[a-z][\w-]*){_END}"), "job", "profile", False, 0.85),  # noqa: E501
     (_r(rf"\bmy (?:new |current |actual )?(?:job|profession|occupation|role|position) is (?:a |an |as (?:a |an )?)?{_V}{_END}"), "job", "profile", False, 0.9),  # noqa: E501
     (_r(rf"{_I} {_A}(?:earn|make) (?:my|a) living as (?:a |an )?{_V}{_END}"), "job", "profile", False, 0.85),
@@ -195,7 +201,7 @@ RULES: list[Rule] = [
     (_r(r"^(?:now |currently )?(?:an? )?(?P<bare>)(?P<v>(?:[a-z][\w-]* ){0,2}?[a-z][\w-]*) (?=(?:at|for|with) [A-Z])"), "job", "profile", False, 0.7),  # noqa: E501
     (_r(r"^(?P<bare>)(?P<v>[a-z]+(?: [a-z]+)?) here\b"), "job", "profile", False, 0.7),
     (_r(rf"\bmy (?P<k>{PETS}) (?P<name>)(?P<v>(?!is\b|has\b|was\b|and\b|just\b|who\b|that\b)[a-z][a-z'-]+)(?= (?:is|has|was|needs|keeps|loves|hates|just|got|does|did|likes|knocked|ate|chewed|sleeps|barks|pulls)\b)"), "pet_named", "relationship", True, 0.75),  # noqa: E501
-    (_r(r"\bmy (?P<k>hairdresser|barber|dentist|gp|doctor|vet|therapist|physio|accountant|lawyer|manager|boss|landlord|landlady|trainer|tutor|coach|mechanic|optician)(?:'s name is| is called| is named|,| is)? (?P<name>)(?P<v>(?:dr\.? )?(?!is\b|was\b|keeps\b|says\b|has\b|and\b)[a-z][a-z'-]+)\b(?! (?:is|was) (?:a|an|the|so|very|really)\b)"), "service", "relationship", False, 0.75),  # noqa: E501
+    (_r(r"\bmy (?P<k>hairdresser|barber|dentist|gp|doctor|vet|therapist|physio|accountant|lawyer|manager|boss|landlord|landlady|trainer|tutor|coach|mechanic|optician)(?:'s name is| is called| is named|,| is)? (?P<name>)(?P<v>(?:dr\.? )?(?!is\b|was\b|keeps\b|says\b|has\b|and\b|took\b|told\b|said\b|put\b|gave\b|made\b|wants\b|thinks\b|[a-z]+ed\b)[a-z][a-z'-]+)\b(?! (?:is|was) (?:a|an|the|so|very|really)\b)"), "service", "relationship", False, 0.75),  # noqa: E501
     (_r(r"\bnew (?P<k>hairdresser|barber|dentist|gp|doctor|vet|therapist|manager|boss|landlord|trainer|tutor|coach)(?: is)?(?: a (?:guy|woman|man|lady|bloke|girl))?,? (?:called |named )?(?P<name>)(?P<v>(?:dr\.? )?[a-z][a-z'-]+)\b"), "service", "relationship", False, 0.75),  # noqa: E501
     (_r(rf"{_WE} {_A}pay for (?P<v>[^,;!?.]+?){_END}"), "subscription", "fact", True, 0.7),
     (_r(rf"{_I}(?:'m| am)? {_A}(?:take|taking|on) (?P<v>[a-z]+(?:ine|ol|am|pam|pril|statin|mab|zole|done|lin|xetine|pine|tide|pam|zepam))\b"), "medication", "fact", True, 0.75),  # noqa: E501
@@ -218,7 +224,10 @@ RULES: list[Rule] = [
     (_r(rf"{_I} {_A}play (?:for|with|on) (?:the )?{_V}{_END}"), "team", "fact", False, 0.75),
     (_r(rf"{_I}(?:'ve| have)? {_A}(?:started )?learning (?:the |to play the |to play )?(?P<v>piano|guitar|violin|cello|drums|bass|flute|saxophone|trumpet|ukulele|harp|clarinet|[a-z]+ish|[a-z]+ese|[a-z]+ian|french|german|dutch|greek|spanish|italian|arabic|japanese|chinese|mandarin|korean|polish|portuguese|russian|turkish|hindi)\b"), "learning", "fact", True, 0.75),  # noqa: E501
     (_r(rf"\bmy (?:new |current )?{_PARTNER}(?:'s name)? is (?P<name>){_V}{_END}"), "partner", "relationship", False, 0.9),  # noqa: E501
-    (_r(rf"{_IM} {_A}(?:married to|engaged to|dating|seeing|in a relationship with|with) (?P<name>){_V}{_END}"), "partner", "relationship", False, 0.85),  # noqa: E501
+    (_r(rf"{_IM} {_A}(?:married to|engaged to|dating|seeing|in a relationship with) (?P<name>){_V}{_END}"), "partner", "relationship", False, 0.85),  # noqa: E501
+    # "I'm with Sam now" is a partner; "I'm with Acme Health now" (two capitalised words) an employer
+    (_r(rf"{_IM} {_A}with (?P<name>)(?P<v>[A-Za-z][a-z]+)(?: now| these days)?{_END}"), "partner", "relationship", False, 0.85),  # noqa: E501
+    (_r(rf"{_IM} {_A}with (?P<v>(?-i:[A-Z])[\w&'-]*(?: (?-i:[A-Z])[\w&'-]*)+)(?: now| these days)?{_END}"), "employer", "profile", False, 0.75),  # noqa: E501
     (_r(rf"{_I} {_A}(?:got )?(?:married|engaged)(?: to)? (?P<name>){_V}{_END}"), "partner", "relationship", False, 0.85),  # noqa: E501
     (_r(r"\bi(?:'m| am| got| just got|'ve just got|'ve got| have got) (?:now |officially |recently |finally )?(?P<v>married|single|divorced|engaged|widowed|separated)\b"), "marital_status", "profile", False, 0.85),  # noqa: E501
     (_r(rf"\bi have (?P<v>(?:no|one|two|three|four|five|six|\d+) (?:kids|children|sons|daughters|son|daughter|kid|child)){_END}"), "children", "profile", False, 0.85),  # noqa: E501
