@@ -184,3 +184,56 @@ def test_ledger_holds_the_new_car_only(mem: Memory) -> None:
     active = [c.value for p in mem.get_all("car") for c in p.claims
               if c.predicate == "car" and not c.valid_until and not c.superseded_by]
     assert active == ["Model 3"]
+
+
+# -- future-dated changes: a leading start date, "the 3rd", "I'm going <state>" --------------------
+def _dated(*turns: str) -> list[tuple[str, str, str | None]]:
+    return [(c.predicate, c.value, c.valid_from) for c in _run(*turns) if not c.negated]
+
+
+def test_a_leading_start_date_dates_a_present_statement() -> None:
+    found = _dated("I'm pescatarian", "From the 1st I'm going vegan, full stop. no more fish")
+    assert ("diet", "vegan", "2026-03-01T00:00:00.000000Z") in found  # the turn is 2026-02-01
+
+
+def test_as_of_a_month_going_part_time() -> None:
+    found = _dated("as of january I'm going part-time, 3 days a week")
+    assert found == [("work_pattern", "part-time", "2027-01-01T00:00:00.000000Z")]
+
+
+def test_the_nth_is_the_next_such_day() -> None:
+    found = _dated("then I start at Greyhawk Studios on the 3rd")
+    assert found == [("employer", "Greyhawk Studios", "2026-01-03T00:00:00.000000Z")]
+
+
+def test_next_week_switch_of_shift() -> None:
+    found = _dated("I'm on the day shift at the warehouse", "next week I switch to the night shift, permanently")
+    assert found[0][:2] == ("work_pattern", "day shift")
+    assert found[1][:2] == ("work_pattern", "night shift") and found[1][2] is not None
+
+
+def test_a_degree_at_a_named_place_is_the_school() -> None:
+    assert _dated("I'm doing my master's at TU Delft, aerospace") == [("school", "TU Delft", None)]
+
+
+def test_a_last_day_is_no_open_slot_and_a_date_without_a_lead_is_no_plan() -> None:
+    assert not any(p.startswith("last_day") for p, _v, _f in _dated("My last day at Fenwick is the 30th"))
+    assert _dated("in June I went to Spain") == []  # a past event with a month: no fact, no start date
+
+
+# -- where the user lives: by duration, rent or belonging ------------------------------------------
+@pytest.mark.parametrize("text, place", [
+    ("we've been in Belfast about a year now, so much cheaper", "Belfast"),
+    ("Since March I've been renting a place in Halifax, closer to the ocean", "Halifax"),
+    ("I'm a Montreal resident, what are good winter boots?", "Montreal"),
+    ("finally escaped the heat, we're denver people now", "denver"),
+    ("we packed up and headed north to Tromsø.", "Tromsø"),
+])
+def test_residence_said_other_ways(text: str, place: str) -> None:
+    assert ("u", "lives_in", place, False) in _facts(_run(text))
+
+
+@pytest.mark.parametrize("text", ["I'm a permanent resident now", "I've been in Paris twice",
+                                  "my sister has been in Rome for a year", "are you a Berlin local?"])
+def test_not_a_residence_of_the_user(text: str) -> None:
+    assert not any(s == "u" and p == "lives_in" for s, p, _v, _n in _facts(_run(text)))  # the sister's is hers

@@ -65,7 +65,8 @@ _CONTRACTIONS = [
     (re.compile(r"\bdoesnt\b", re.IGNORECASE), "doesn't"),
     (re.compile(r"\bcant\b", re.IGNORECASE), "can't"),
     (re.compile(r"\b(?:upped sticks|packed up|pulled up roots|sold up)(?: and)? (?:went|moved|headed|relocated|"
-                r"went off) to\b", re.IGNORECASE), "moved to"),
+                r"went off)(?: (?:north|south|east|west|up|down|over|out|back|home))? to\b", re.IGNORECASE),
+     "moved to"),
 ]
 _MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
 _DAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
@@ -180,7 +181,7 @@ def _predicate(base: str, match: re.Match[str], value: str, multi: bool) -> tupl
 
 def _value(match: re.Match[str], base: str, text: str) -> str | None:
     """The cleaned value of a rule's match, or None when it is not an acceptable value."""
-    value = clean_value(match.group("v"), base)
+    value = clean_value(match.group("v") or match.groupdict().get("w") or "", base)
     if not value or len(value) > 120 or value.casefold() in _NOT_VALUES:
         return None
     groups = match.re.groupindex

@@ -93,6 +93,7 @@ _DAY = r"(?:mon|tues|tue|wed(?:nes)?|thu(?:rs)?|fri|sat(?:ur)?|sun)(?:day)?"
 NOT_SLOTS = (
     r"(?:bad|guess|point|plan|question|problem|issue|idea|thought|thinking|concern|worry|fear|hope|goal|dream|"
     r"wish|excuse|answer|opinion|take|understanding|impression|feeling|head|heart|life|day|week|weekend|"
+    r"(?:last|first|final) (?:day|shift|week)[a-z ]*|"
     r"morning|evening|night|back|stomach|throat|leg|arm|knee|mind|brain|god|gosh|pleasure|turn|fault|name|"
     r"full name|real name|age|birthday|hometown|job|profession|occupation|role|position|major|hobby|hobbies|"
     r"phone|cell|mobile|email|e-mail|number|home|new home|favou?rite [a-z ]+|fav [a-z ]+|fave [a-z ]+|"
@@ -119,6 +120,10 @@ RULES: list[Rule] = [
     (_r(rf"^{_WE} {_A}been {_A}(?:living|residing|based) in {_V}{_END}"), "lives_in", "profile", False, 0.85),  # noqa: E501
     (_r(rf"{_WE}(?:'ve| have)? {_A}(?:moved|relocated)(?: back home| back| home| here| over| house| away| up| down| across| out| north| south| east| west)?(?: from (?:(?!\bto\b)[^,;!?])+?)? (?:to|into) {_V}{_END}"), "lives_in", "profile", False, 0.9),  # noqa: E501
     (_r(rf"{_WE}(?:'m| am|'re| are) {_A}based in {_V}{_END}"), "lives_in", "profile", False, 0.85),
+    # residence by duration, rent or belonging: "we've been in Belfast about a year now", "I'm a Montreal resident"
+    (_r(rf"{_WE}(?:'ve| have) {_A}been (?:living |based |settled )?in (?P<v>(?-i:[A-Z])[\w'-]*(?: (?-i:[A-Z])[\w'-]*)?) (?=(?:for|about|nearly|almost|over|since|a year|a month|\d+ (?:years|months)|now)\b)"), "lives_in", "profile", False, 0.8),  # noqa: E501
+    (_r(rf"{_WE}(?:'re| are|'m| am|'ve been| have been)? {_A}renting (?:a |our |my |an )?(?:[a-z]+ )?(?:place|flat|house|apartment|room|studio|cottage) in {_V}{_END}"), "lives_in", "profile", False, 0.8),  # noqa: E501
+    (_r(rf"{_WE}(?:'re| are|'m| am) {_A}(?:an? )?(?:(?P<v>(?-i:[A-Z])[\w'-]*(?: (?-i:[A-Z])[\w'-]*)?) (?:resident|local)s?|(?P<w>[a-z][\w'-]*(?: [a-z][\w'-]*)?) (?:people|folks) now)\b"), "lives_in", "profile", False, 0.75),  # noqa: E501
     (_r(rf"(?:^|\bmy )(?:new )?home(?: base)? is (?:now )?(?:in )?{_V}{_END}"), "lives_in", "profile", False, 0.8),
     (_r(rf"{_WE}(?:'ve| have)? {_A}(?:settled|set up shop|set up home|made (?:my|our) home|put down roots) in {_V}{_END}"), "lives_in", "profile", False, 0.8),  # noqa: E501
     (_r(rf"\b(?:i|we)(?:'m| am|'re| are) {_A}in (?P<v>(?!(?:a|an|the|my|our|love|trouble|pain|bed|class|school|town|line|charge|touch|shape|luck|time|debt|the middle|a hurry|a rush|a meeting|tears|hospital|heaven|hell|two minds|favou?r|agreement|control|doubt|danger|denial|shock|awe|care|recovery|labou?r|therapy|rehab|high school|college|uni|university|my \w+)\b)[a-z][a-z .'-]{{1,30}}?)(?: since [a-z0-9 ]+| now| these days| at the moment)?{_END}"), "lives_in", "profile", False, 0.7),  # noqa: E501
@@ -151,7 +156,7 @@ RULES: list[Rule] = [
     (_r(rf"{_I} {_A}teach (?P<v>[a-z]+(?: [a-z]+)?) (?:at|in|to) "), "job", "profile", False, 0.75),
     (_r(rf"{_I}(?:'ve| have)? {_A}(?:accepted|took|got|received|signed) (?:an? |the |my )?(?:job )?offer (?:at|from|with) {_V}{_END}"), "employer", "profile", False, 0.8),  # noqa: E501
     (_r(rf"{_I}(?:'ve| have)? {_A}(?:switched|changed|moved) jobs? to {_V}{_END}"), "employer", "profile", False, 0.8),
-    (_r(rf"{_I}(?:'m| am|'ve| have)? {_A}(?:work|switched to|moved to|on|changed to|gone to|back on) (?P<v>nights|days|night shifts?|day shifts?|evenings|weekends|early shifts?|late shifts?|from home|remotely|part[- ]time|full[- ]time)\b"), "work_pattern", "fact", False, 0.75),  # noqa: E501
+    (_r(rf"{_I}(?:'m| am|'ve| have)? {_A}(?:work|working|switched to|moved to|on|changed to|gone to|going|back on|back to) (?:the )?(?P<v>nights|days|night shifts?|day shifts?|evenings|weekends|early shifts?|late shifts?|from home|remotely|part[- ]time|full[- ]time)\b"), "work_pattern", "fact", False, 0.75),  # noqa: E501
     (_r(rf"{_I}(?:'m| am)? {_A}work(?:ing)? (?:at|for) {_V}{_END}"), "employer", "profile", False, 0.85),
     (_r(rf"{_I}(?:'ve| have)? {_A}(?:joined(?![^,;!?.]*\b(?:club|team|choir|gym|band|society|league|group|orchestra|class|course)\b)|started (?:working )?(?:at|for|with)|(?:got|started|landed|found|took|accepted) (?:a|my) (?:new )?(?:job|position|role) (?:at|with)|work with) {_V}{_END}"), "employer", "profile", False, 0.8),  # noqa: E501
     (_r(rf"{_IM} {_A}employed (?:at|by|with) {_V}{_END}"), "employer", "profile", False, 0.85),
@@ -160,7 +165,7 @@ RULES: list[Rule] = [
     (_r(rf"{_I}(?:'ve| have) {_A}been at (?P<v>(?-i:[A-Z])[\w&'.-]*(?: (?-i:[A-Z])[\w&'.-]*){{0,3}}) for (?:ages|years|a while|a long time|\w+ (?:years|months))\b"), "employer", "profile", False, 0.75),  # noqa: E501
     (_r(rf"{_I}(?:'ve| have)? {_A}(?:went|gone|going|turned|am|'m) (?P<v>freelance|self-employed)\b"), "employer", "profile", False, 0.8),  # noqa: E501
     # food
-    (_r(rf"{_I}(?:'m| am|'ve been| have been|'ve become| have become| became| become| went| turned| go| eat| started eating|'ve gone| have gone|'ve turned| have turned) {_A}(?:a |an |fully |strictly |mostly |100% )*(?P<v>{DIETS})\b"), "diet", "profile", False, 0.9),  # noqa: E501
+    (_r(rf"{_I}(?:'m| am|'ve been| have been|'ve become| have become| became| become| went| turned| go| eat| started eating|'ve gone| have gone|'ve turned| have turned|'m going| am going) {_A}(?:a |an |fully |strictly |mostly |100% )*(?P<v>{DIETS})\b"), "diet", "profile", False, 0.9),  # noqa: E501
     (_r(r"\bi(?:'ve| have)? (?:no longer eat|don't eat|do not eat|stopped eating|gave up|cut out|quit eating|"
         r"haven't eaten|have not eaten) (?P<v>meat|red meat|dairy|gluten|sugar|fish|pork|animal products|eggs)\b"),
      "diet_avoid", "profile", False, 0.85),
@@ -192,6 +197,8 @@ RULES: list[Rule] = [
     (_r(rf"^(?:and |also |plus )?an? (?:(?:twin|younger|older|little|big|baby|step|half) )*(?P<k>{REL}) (?:named|called) (?P<name>)(?P<v>[A-Za-z][\w'-]*){_END}"), "relationship", "relationship", True, 0.8),  # noqa: E501
     (_r(r"\b(?:we|i) got married (?:in|on|back in) (?P<v>(?:\d{4}|[a-z]+ \d{4}|[a-z]+))\b"), "married_in", "fact", False, 0.85),  # noqa: E501
     (_r(rf"{_I} {_A}(?:use|run|switched to|moved to) (?P<v>linux|windows|macos|mac ?os|ubuntu|fedora|arch|debian|chromeos|ios|android)\b"), "os", "profile", False, 0.8),  # noqa: E501
+    # a degree at a named place: "I'm doing my master's at TU Delft", "I start my MBA at INSEAD"
+    (_r(rf"{_I}(?:'m| am|'ve| have)? {_A}(?:doing|do|started|start|starting|began|begin|studying for|halfway through) (?:my |a |an |the )?(?:(?:first|second|third|final|last) year of (?:my |a |an )?)?(?:master'?s|masters|mba|phd|doctorate|degree|bachelor'?s|undergrad|msc|ma|ba|bsc|llm|pgce|postgrad|a-levels)\b[^,;!?.]*? at (?P<v>(?-i:[A-Z])[\w&'-]*(?: (?-i:[A-Z])[\w&'-]*){{0,3}}){_END}"), "school", "profile", False, 0.8),  # noqa: E501
     (_r(rf"{_I} {_A}(?:go|goes|went|started|start|am going|'m going) (?:to|at) (?P<v>(?:[^,;!?.]|\.(?=\S)|\. (?=[a-z]))*?\b(?:school|nursery|college|university|uni|academy|kindergarten|preschool|primary|high))\b"), "school", "profile", False, 0.8),  # noqa: E501
     (_r(rf"{_I}(?:'m| am|'ve| have)? {_A}(?:drink|drinking|have) (?P<v>(?:a |an |the )?(?:glass|pint|bottle|beer|wine|cocktail|whisky|whiskey|gin|vodka|rum|alcohol|drink)[^,;!?.]*?){_END}"), "drinking", "fact", False, 0.75),  # noqa: E501
     (_r(rf"(?:{_IM}|{_I}(?:'ve| have) been|^been|^(?:now |currently )?) {_A}(?P<v>sober|teetotal|tee-total|alcohol[- ]free|not drinking(?: at all)?)\b"), "drinking", "fact", False, 0.8),  # noqa: E501
