@@ -227,7 +227,7 @@ def test_a_last_day_ends_the_employer_and_the_job_said_with_it(mem: Memory) -> N
 def test_a_swap_replaces_the_value_of_the_same_kind(mem: Memory) -> None:
     assert now(mem, "swap", "drinks", at="2026-06-01T00:00:00Z") == {"almond milk"}
     assert now(mem, "swap", "drinks") == {"oat milk"}, "back on oat milk ends the almond milk"
-    assert now(mem, "shift", "works") == {"night shift"}
+    assert now(mem, "shift", "work_pattern") == {"night shift"}  # both shifts read as the work pattern slot
 
 
 def test_a_dated_switch_starts_on_its_date(mem: Memory) -> None:

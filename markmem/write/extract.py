@@ -24,6 +24,7 @@ from .clauses import Splitter
 from .clauses import regex_clauses as clauses
 from .extract_change import norm_value, singular, slot_name
 from .extract_open import read_clause
+from .extract_product import owned, stated
 from .extract_recall import Recall
 from .extract_rules import (
     ASSISTANT_LABELS,
@@ -64,7 +65,8 @@ _CONTRACTIONS = [
     (re.compile(r"\bdoesnt\b", re.IGNORECASE), "doesn't"),
     (re.compile(r"\bcant\b", re.IGNORECASE), "can't"),
     (re.compile(r"\b(?:upped sticks|packed up|pulled up roots|sold up)(?: and)? (?:went|moved|headed|relocated|"
-                r"went off) to\b", re.IGNORECASE), "moved to"),
+                r"went off)(?: (?:north|south|east|west|up|down|over|out|back|home))? to\b", re.IGNORECASE),
+     "moved to"),
 ]
 _MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
 _DAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
@@ -179,7 +181,7 @@ def _predicate(base: str, match: re.Match[str], value: str, multi: bool) -> tupl
 
 def _value(match: re.Match[str], base: str, text: str) -> str | None:
     """The cleaned value of a rule's match, or None when it is not an acceptable value."""
-    value = clean_value(match.group("v"), base)
+    value = clean_value(match.group("v") or match.groupdict().get("w") or "", base)
     if not value or len(value) > 120 or value.casefold() in _NOT_VALUES:
         return None
     groups = match.re.groupindex
@@ -284,6 +286,8 @@ class HeuristicExtractor:
             who, c = subject, text
             lead = strip_lead(text)
             third = third_party(lead, other or (self.recall.other(entry) if _PRONOUN_START.match(lead) else None))
+            if third is not None and _DONE_TO_ME.search(lead):
+                third = None  # "my doctor took me off sertraline", "they made me head chef": the user changes
             if third is not None:
                 who, c = third
                 other = who
@@ -292,7 +296,23 @@ class HeuristicExtractor:
                 out.append(cand)
                 self.recall.remember(entry, cand)
         out = _start_dates(out, s, entry.when)
-        return out + self.recall.role_ended(entry, out, s.strip()), other
+        out += self._owned(entry, subject, s, out)
+        out += self.recall.role_ended(entry, out, s.strip())
+        return out + self.recall.companions(entry, out), other
+
+    def _owned(self, entry: RawEntry, subject: str, sentence: str, out: list[Candidate]) -> list[Candidate]:
+        """ "my Pixel 9" in any sentence, a question too: the user has it, unless the sentence said more."""
+        slots = {c.predicate.removesuffix("_for_now") for c in out}
+        found = []
+        for fact in owned(sentence):
+            if fact[0] in slots:
+                continue
+            slots.add(fact[0])
+            p, v, k, mu, conf, _neg = self.recall.known(entry, subject, fact)
+            cand = Candidate(entry.id, subject, p, v, sentence.strip(), conf, type=k, multi=mu)
+            self.recall.remember(entry, cand)
+            found.append(cand)
+        return found
 
     def _clause(self, entry: RawEntry, who: str, c: str, text: str, conf_cap: float | None) -> list[Candidate]:
         when: dict[str, str] = {}
@@ -306,6 +326,9 @@ class HeuristicExtractor:
                 c, when["valid_until"] = rest, end  # the period is about this fact ("X, visiting him
                 #                                      this weekend" is not: the fact stays lasting)
         facts = _clause_facts(c)
+        if not _refused(c):  # a named product gives its slot, whatever the verb ("I'm on a Fairphone 5 now")
+            have = {f[0] for f in facts}
+            facts += [self.recall.known(entry, who, f) for f in stated(strip_lead(c)) if f[0] not in have]
         if not facts and "valid_until" in when and (place := _temp_place(c)):
             facts = [("staying_in", place, "fact", False, 0.8, False)]
         if not facts:
@@ -332,6 +355,9 @@ class HeuristicExtractor:
         return out
 
 
+_DONE_TO_ME = re.compile(r"\b(?:made|promoted|appointed|relocated|transferred|moved|posted|took|taken|put|switched|"
+                         r"hired|fired|dropped|signed|kicked|let) (?:me|us)\b(?! (?:know|think|wonder|feel|laugh)\b)",
+                         re.IGNORECASE)
 _PRONOUN_START = re.compile(r"^(?:(?:and|but|so|also|then)[, ]+)*(?:she|he|they)\b", re.IGNORECASE)
 def _statements(parts: list[str], asked: bool) -> list[str]:
     """The clauses that state something: a sentence ending in "?" keeps only the clauses before its

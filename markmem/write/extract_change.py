@@ -15,7 +15,8 @@ import re
 from dataclasses import dataclass
 
 _V = r"[^,;!?]+?"
-_END = r"(?=\s*(?:[,;!?]|\.(?:\s|$)|\b(?:and|but|because|so|since|as|now|again|instead|too)\b|$))"
+_END = r"(?=\s*(?:[,;!?]|\.(?:\s|$)|\b(?:and|but|because|so|since|as|now|again|instead|too|last (?:week|month|year|"\
+    r"night|\w+day)|yesterday|earlier|recently|back in)\b|$))"
 _LEAD = r"^(?:(?:oh|ok|okay|so|well|and|but|also|btw|update|news|quick update|yeah|yep|anyway|finally|phew|yay)"\
     r"[,!:]*\s+)*"
 
@@ -61,6 +62,14 @@ _CLOSE = [
     re.compile(rf"{_LEAD}(?:i've |i have |i )?(?:handed in my notice|resigned|walked out|got (?:laid off|fired|"
                rf"let go|made redundant)) (?:at|from) (?:the )?(?P<old>{_V}){_END}", re.IGNORECASE),
     re.compile(rf"{_LEAD}no more (?P<old>(?-i:[A-Z])[\w&'-]*(?: (?-i:[A-Z])[\w&'-]*)*){_END}", re.IGNORECASE),
+    # endings by shape; each closes only a fact the user gave before (by its value or slot name)
+    re.compile(rf"(?:^|[,;] ?|\bso )(?:my |the )?(?P<old>[a-z][\w+' -]{{1,30}}?)(?:'s| is| are) (?:all |totally |"
+               rf"officially |well and truly )?(?:done|over|finished|a thing of the past)(?: for (?:me|us))?"
+               rf"(?: now)?{_END}", re.IGNORECASE),
+    re.compile(r"\b(?P<old>[a-z]+)[- ]free\b", re.IGNORECASE),
+    re.compile(rf"\b(?:took|taken|take|got|get|came|come|went|weaned|been) (?:me |us |myself )?off (?:the |my |of )?"
+               rf"(?P<old>{_V}){_END}", re.IGNORECASE),
+    re.compile(rf"(?:^|[.,;!] ?){_LEAD}no more (?P<old>[a-z][\w+' -]{{1,30}}?){_END}", re.IGNORECASE),
     re.compile(rf"{_LEAD}(?:i |we )?(?:no longer|don't|do not) (?:have|own|use|do|play|drive|go to|attend) "
                rf"(?:my |our |the |a |an )?(?P<old>{_V})(?: any ?more)?{_END}", re.IGNORECASE),
 ]

@@ -121,7 +121,8 @@ def may_state(clause: str) -> bool:
 
 
 _DROPPED = re.compile(r"^(?:(?:\w+ly|just|also|now|then|so|and|but|finally)[, ]+)*(?:[a-z]+ed|sold|quit|took|gave|"
-                      r"left|swapped|traded|dropped|stopped)\b", re.IGNORECASE)
+                      r"left|swapped|traded|dropped|stopped)\b(?! (?:from|and|&|'s|is|was|has|had|said|says|told|who|"
+                      r"of)\b)", re.IGNORECASE)  # "Ahmed from my team left ...": a name, not "I ...ed"
 
 
 def read_clause(clause: str, parse: Parse, conf_cap: float | None = None) -> list[Open]:

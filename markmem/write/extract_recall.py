@@ -42,6 +42,7 @@ class Recent:
     multi: bool
     valid_from: str
     said: str
+    text: str = ""
 
 
 class Recall:
@@ -80,7 +81,8 @@ class Recall:
 
     # -- changes stated against an earlier fact: "replaced the leaf with an ioniq", "back to turin"
     def changes(self, entry: RawEntry, subject: str, clause: str, text: str, start: str | None) -> list[Candidate]:
-        recent = self._recent.get(entry.user_id, [])
+        # only the speaker's own facts: "Ahmed from my team just left Nimbus" never ends the user's job
+        recent = [r for r in self._recent.get(entry.user_id, []) if r.subject == subject]
         for ch in find_changes(clause):
             if ch.kind == "slot":
                 target = _by_slot(recent, ch.key)
@@ -206,6 +208,39 @@ class Recall:
                 jobs.add(c.subject)
         return out
 
+    def known(self, entry: RawEntry, who: str, fact: tuple[str, str, str, bool, float, bool]
+              ) -> tuple[str, str, str, bool, float, bool]:
+        """The fact with the wording the user gave its value before ("Fiesta" after "ford fiesta"), so
+        that naming it again reinforces instead of replacing."""
+        p, v, k, mu, conf, neg = fact
+        for r in reversed(self._recent.get(entry.user_id, [])):
+            if r.subject == who and r.predicate == p:
+                if _by_value([r], v) is not None:
+                    return p, r.value, r.type, r.multi, conf, neg
+                if not r.multi:
+                    break
+        return fact
+
+    def companions(self, entry: RawEntry, cands: list[Candidate]) -> list[Candidate]:
+        """Facts said in one clause with a fact that now ends, and naming its value, end with it: "I'm
+        married to Tom" (partner, marital_status) when Tom is gone; "I'm a copywriter at Inkwell" (job,
+        employer) when Inkwell is. A slot this turn restates stays as the turn says."""
+        recent = [r for r in self._recent.get(entry.user_id, []) if r.said < entry.when]
+        restated = {(c.subject, c.predicate) for c in cands}
+        out: list[Candidate] = []
+        done: set[tuple[str, str, str]] = set()
+        for old in _ended(recent, cands):
+            for r in recent:
+                key = (r.subject, r.predicate, r.value)
+                if (r.text != old.text or r.said != old.said or r.predicate == old.predicate or key in done
+                        or (r.subject, r.predicate) in restated or not _named_in(old.value, r.text)):
+                    continue
+                done.add(key)
+                out.append(Candidate(entry.id, r.subject, r.predicate, r.value if r.multi else "",
+                                     next(c.text for c in cands if c.subject == old.subject), 0.8, type=r.type,
+                                     multi=r.multi, negated=True))
+        return out
+
     def _target(self, entry: RawEntry, old: str | None) -> Recent | None:
         recent = self._recent.get(entry.user_id, [])
         if old:
@@ -226,7 +261,7 @@ class Recall:
         recent = self._recent.setdefault(entry.user_id, [])
         self._recent.move_to_end(entry.user_id)
         recent.append(Recent(cand.subject, cand.predicate, cand.value, cand.type, cand.multi,
-                             cand.valid_from or entry.when, entry.when))
+                             cand.valid_from or entry.when, entry.when, cand.text))
         del recent[:-_RECENT_FACTS]
         while len(self._recent) > _RECENT_USERS:
             self._recent.popitem(last=False)
@@ -235,6 +270,24 @@ class Recall:
 # someone else's, or the user's past: "You live in Dublin, right?", "I lived in Ghent for two years"
 _NOT_MINE_NOW = re.compile(r"\b(?:you|your|he|she|they|his|her|their|lived|worked|was|were|did|used to|studied|"
                            r"would|could|might|if|when i was)\b", re.IGNORECASE)
+
+
+def _ended(recent: list[Recent], cands: list[Candidate]) -> list[Recent]:
+    """The remembered facts these candidates end: the ones a negation names, and the one-valued fact a
+    new value of its slot replaces."""
+    out = []
+    for c in cands:
+        same = [r for r in recent if r.subject == c.subject and r.predicate == c.predicate and r.text]
+        if c.negated:
+            out += [r for r in same if not c.value or norm_value(c.value) == norm_value(r.value)]
+        elif not c.multi and same and norm_value(same[-1].value) != norm_value(c.value) and not c.valid_from:
+            out.append(same[-1])
+    return out
+
+
+def _named_in(value: str, text: str) -> bool:
+    v = norm_value(value)
+    return bool(v) and re.search(rf"(?<!\w){re.escape(v)}(?!\w)", norm_value(text)) is not None
 
 
 def _suffix(a: str, b: str) -> bool:
@@ -295,8 +348,9 @@ def _by_slot(recent: list[Recent], key: str) -> Recent | None:
 def _stem(word: str) -> str:
     for end in ("ing", "es", "ed", "s"):
         if word.endswith(end) and len(word) - len(end) >= 3:
-            return word[: -len(end)]
-    return word
+            word = word[: -len(end)]
+            break
+    return word[:-1] if word.endswith("e") and len(word) > 4 else word  # "smoke" / "smokes" / "smoking"
 
 
 def _replaced(recent: list[Recent], back: Recent, text: str, entry_id: str) -> list[Candidate]:

@@ -93,6 +93,7 @@ _DAY = r"(?:mon|tues|tue|wed(?:nes)?|thu(?:rs)?|fri|sat(?:ur)?|sun)(?:day)?"
 NOT_SLOTS = (
     r"(?:bad|guess|point|plan|question|problem|issue|idea|thought|thinking|concern|worry|fear|hope|goal|dream|"
     r"wish|excuse|answer|opinion|take|understanding|impression|feeling|head|heart|life|day|week|weekend|"
+    r"(?:last|first|final) (?:day|shift|week)[a-z ]*|"
     r"morning|evening|night|back|stomach|throat|leg|arm|knee|mind|brain|god|gosh|pleasure|turn|fault|name|"
     r"full name|real name|age|birthday|hometown|job|profession|occupation|role|position|major|hobby|hobbies|"
     r"phone|cell|mobile|email|e-mail|number|home|new home|favou?rite [a-z ]+|fav [a-z ]+|fave [a-z ]+|"
@@ -119,6 +120,10 @@ RULES: list[Rule] = [
     (_r(rf"^{_WE} {_A}been {_A}(?:living|residing|based) in {_V}{_END}"), "lives_in", "profile", False, 0.85),  # noqa: E501
     (_r(rf"{_WE}(?:'ve| have)? {_A}(?:moved|relocated)(?: back home| back| home| here| over| house| away| up| down| across| out| north| south| east| west)?(?: from (?:(?!\bto\b)[^,;!?])+?)? (?:to|into) {_V}{_END}"), "lives_in", "profile", False, 0.9),  # noqa: E501
     (_r(rf"{_WE}(?:'m| am|'re| are) {_A}based in {_V}{_END}"), "lives_in", "profile", False, 0.85),
+    # residence by duration, rent or belonging: "we've been in Belfast about a year now", "I'm a Montreal resident"
+    (_r(rf"{_WE}(?:'ve| have) {_A}been (?:living |based |settled )?in (?P<v>(?-i:[A-Z])[\w'-]*(?: (?-i:[A-Z])[\w'-]*)?) (?=(?:for|about|nearly|almost|over|since|a year|a month|\d+ (?:years|months)|now)\b)"), "lives_in", "profile", False, 0.8),  # noqa: E501
+    (_r(rf"{_WE}(?:'re| are|'m| am|'ve been| have been)? {_A}renting (?:a |our |my |an )?(?:[a-z]+ )?(?:place|flat|house|apartment|room|studio|cottage) in {_V}{_END}"), "lives_in", "profile", False, 0.8),  # noqa: E501
+    (_r(rf"{_WE}(?:'re| are|'m| am) {_A}(?:an? )?(?:(?P<v>(?-i:[A-Z])[\w'-]*(?: (?-i:[A-Z])[\w'-]*)?) (?:resident|local)s?|(?P<w>[a-z][\w'-]*(?: [a-z][\w'-]*)?) (?:people|folks) now)\b"), "lives_in", "profile", False, 0.75),  # noqa: E501
     (_r(rf"(?:^|\bmy )(?:new )?home(?: base)? is (?:now )?(?:in )?{_V}{_END}"), "lives_in", "profile", False, 0.8),
     (_r(rf"{_WE}(?:'ve| have)? {_A}(?:settled|set up shop|set up home|made (?:my|our) home|put down roots) in {_V}{_END}"), "lives_in", "profile", False, 0.8),  # noqa: E501
     (_r(rf"\b(?:i|we)(?:'m| am|'re| are) {_A}in (?P<v>(?!(?:a|an|the|my|our|love|trouble|pain|bed|class|school|town|line|charge|touch|shape|luck|time|debt|the middle|a hurry|a rush|a meeting|tears|hospital|heaven|hell|two minds|favou?r|agreement|control|doubt|danger|denial|shock|awe|care|recovery|labou?r|therapy|rehab|high school|college|uni|university|my \w+)\b)[a-z][a-z .'-]{{1,30}}?)(?: since [a-z0-9 ]+| now| these days| at the moment)?{_END}"), "lives_in", "profile", False, 0.7),  # noqa: E501
@@ -134,9 +139,15 @@ RULES: list[Rule] = [
     # work
     (_r(rf"{_I}(?:'m| am)? {_A}work(?:ing)? (?:at|for) (?:(?!\bas\b)[^,;!?.])+? as (?:a |an )?{_V}{_END}"), "job", "profile", False, 0.85),  # noqa: E501
     (_r(rf"{_I}(?:'m| am)? {_A}work(?:ing)? as (?:a |an )?{_V}{_END}"), "job", "profile", False, 0.9),
+    (_r(rf"{_I}(?:'m| am)? {_A}work(?:ing)? as (?:a |an )?(?:(?!\bat\b)[^,;!?.])+? at {_V}{_END}"), "employer", "profile", False, 0.85),  # noqa: E501
+    # "I'm a backend dev at Klarna": a job title then a capitalised place of work
+    (_r(rf"{_IM} {_A}(?:a |an )(?:[a-z][\w-]* ){{0,3}}?[a-z][\w-]* (?:at|for) (?P<v>(?-i:[A-Z])[\w&'-]*(?: (?-i:[A-Z])[\w&'-]*){{0,3}}){_END}"), "employer", "profile", False, 0.75),  # noqa: E501
     (_r(rf"{_I}(?:'ve| have)? {_A}(?:started|start|began|begun) (?:working |to work |work )?as (?:a |an )?{_V}{_END}"), "job", "profile", False, 0.9),  # noqa: E501
     (_r(rf"{_I}(?:'ve| have)? {_A}(?:got|have|landed|found|took|accepted|started) (?:a |my )?(?:new )?(?:job|position|role) as (?:a |an )?{_V}{_END}"), "job", "profile", False, 0.9),  # noqa: E501
     (_r(rf"{_I}(?:'ve| have)? {_A}(?:got|been) promoted to (?:a |an )?{_V}{_END}"), "job", "profile", False, 0.85),
+    # done to the user by someone else: "they made me head chef", "work relocated me to Singapore"
+    (_r(rf"\b(?:made|promoted|appointed|named) (?:me|us) (?:to )?(?:the |a |an |our |their )?(?P<bare>)(?P<v>(?:[a-z][\w-]* ){{0,3}}?[a-z][\w-]*){_END}"), "job", "profile", False, 0.8),  # noqa: E501
+    (_r(rf"\b(?:relocated|transferred|posted) (?:me|us) (?:over |out |back )?to {_V}{_END}"), "lives_in", "profile", False, 0.8),  # noqa: E501
     (_r(rf"{_I}(?:'m| am|'ve been| have been|'ve become| have become| became| become) {_A}(?:a |an )(?P<bare>)(?P<v>(?:[a-z][\w-]* ){{0,3}}?[a-z][\w-]*){_END}"), "job", "profile", False, 0.85),  # noqa: E501
     (_r(rf"\bmy (?:new |current |actual )?(?:job|profession|occupation|role|position) is (?:a |an |as (?:a |an )?)?{_V}{_END}"), "job", "profile", False, 0.9),  # noqa: E501
     (_r(rf"{_I} {_A}(?:earn|make) (?:my|a) living as (?:a |an )?{_V}{_END}"), "job", "profile", False, 0.85),
@@ -145,7 +156,7 @@ RULES: list[Rule] = [
     (_r(rf"{_I} {_A}teach (?P<v>[a-z]+(?: [a-z]+)?) (?:at|in|to) "), "job", "profile", False, 0.75),
     (_r(rf"{_I}(?:'ve| have)? {_A}(?:accepted|took|got|received|signed) (?:an? |the |my )?(?:job )?offer (?:at|from|with) {_V}{_END}"), "employer", "profile", False, 0.8),  # noqa: E501
     (_r(rf"{_I}(?:'ve| have)? {_A}(?:switched|changed|moved) jobs? to {_V}{_END}"), "employer", "profile", False, 0.8),
-    (_r(rf"{_I}(?:'m| am|'ve| have)? {_A}(?:work|switched to|moved to|on|changed to|gone to|back on) (?P<v>nights|days|night shifts?|day shifts?|evenings|weekends|early shifts?|late shifts?|from home|remotely|part[- ]time|full[- ]time)\b"), "work_pattern", "fact", False, 0.75),  # noqa: E501
+    (_r(rf"{_I}(?:'m| am|'ve| have)? {_A}(?:work|working|switched to|moved to|on|changed to|gone to|going|back on|back to) (?:the )?(?P<v>nights|days|night shifts?|day shifts?|evenings|weekends|early shifts?|late shifts?|from home|remotely|part[- ]time|full[- ]time)\b"), "work_pattern", "fact", False, 0.75),  # noqa: E501
     (_r(rf"{_I}(?:'m| am)? {_A}work(?:ing)? (?:at|for) {_V}{_END}"), "employer", "profile", False, 0.85),
     (_r(rf"{_I}(?:'ve| have)? {_A}(?:joined(?![^,;!?.]*\b(?:club|team|choir|gym|band|society|league|group|orchestra|class|course)\b)|started (?:working )?(?:at|for|with)|(?:got|started|landed|found|took|accepted) (?:a|my) (?:new )?(?:job|position|role) (?:at|with)|work with) {_V}{_END}"), "employer", "profile", False, 0.8),  # noqa: E501
     (_r(rf"{_IM} {_A}employed (?:at|by|with) {_V}{_END}"), "employer", "profile", False, 0.85),
@@ -154,7 +165,7 @@ RULES: list[Rule] = [
     (_r(rf"{_I}(?:'ve| have) {_A}been at (?P<v>(?-i:[A-Z])[\w&'.-]*(?: (?-i:[A-Z])[\w&'.-]*){{0,3}}) for (?:ages|years|a while|a long time|\w+ (?:years|months))\b"), "employer", "profile", False, 0.75),  # noqa: E501
     (_r(rf"{_I}(?:'ve| have)? {_A}(?:went|gone|going|turned|am|'m) (?P<v>freelance|self-employed)\b"), "employer", "profile", False, 0.8),  # noqa: E501
     # food
-    (_r(rf"{_I}(?:'m| am|'ve been| have been|'ve become| have become| became| become| went| turned| go| eat| started eating|'ve gone| have gone|'ve turned| have turned) {_A}(?:a |an |fully |strictly |mostly |100% )*(?P<v>{DIETS})\b"), "diet", "profile", False, 0.9),  # noqa: E501
+    (_r(rf"{_I}(?:'m| am|'ve been| have been|'ve become| have become| became| become| went| turned| go| eat| started eating|'ve gone| have gone|'ve turned| have turned|'m going| am going) {_A}(?:a |an |fully |strictly |mostly |100% )*(?P<v>{DIETS})\b"), "diet", "profile", False, 0.9),  # noqa: E501
     (_r(r"\bi(?:'ve| have)? (?:no longer eat|don't eat|do not eat|stopped eating|gave up|cut out|quit eating|"
         r"haven't eaten|have not eaten) (?P<v>meat|red meat|dairy|gluten|sugar|fish|pork|animal products|eggs)\b"),
      "diet_avoid", "profile", False, 0.85),
@@ -186,6 +197,8 @@ RULES: list[Rule] = [
     (_r(rf"^(?:and |also |plus )?an? (?:(?:twin|younger|older|little|big|baby|step|half) )*(?P<k>{REL}) (?:named|called) (?P<name>)(?P<v>[A-Za-z][\w'-]*){_END}"), "relationship", "relationship", True, 0.8),  # noqa: E501
     (_r(r"\b(?:we|i) got married (?:in|on|back in) (?P<v>(?:\d{4}|[a-z]+ \d{4}|[a-z]+))\b"), "married_in", "fact", False, 0.85),  # noqa: E501
     (_r(rf"{_I} {_A}(?:use|run|switched to|moved to) (?P<v>linux|windows|macos|mac ?os|ubuntu|fedora|arch|debian|chromeos|ios|android)\b"), "os", "profile", False, 0.8),  # noqa: E501
+    # a degree at a named place: "I'm doing my master's at TU Delft", "I start my MBA at INSEAD"
+    (_r(rf"{_I}(?:'m| am|'ve| have)? {_A}(?:doing|do|started|start|starting|began|begin|studying for|halfway through) (?:my |a |an |the )?(?:(?:first|second|third|final|last) year of (?:my |a |an )?)?(?:master'?s|masters|mba|phd|doctorate|degree|bachelor'?s|undergrad|msc|ma|ba|bsc|llm|pgce|postgrad|a-levels)\b[^,;!?.]*? at (?P<v>(?-i:[A-Z])[\w&'-]*(?: (?-i:[A-Z])[\w&'-]*){{0,3}}){_END}"), "school", "profile", False, 0.8),  # noqa: E501
     (_r(rf"{_I} {_A}(?:go|goes|went|started|start|am going|'m going) (?:to|at) (?P<v>(?:[^,;!?.]|\.(?=\S)|\. (?=[a-z]))*?\b(?:school|nursery|college|university|uni|academy|kindergarten|preschool|primary|high))\b"), "school", "profile", False, 0.8),  # noqa: E501
     (_r(rf"{_I}(?:'m| am|'ve| have)? {_A}(?:drink|drinking|have) (?P<v>(?:a |an |the )?(?:glass|pint|bottle|beer|wine|cocktail|whisky|whiskey|gin|vodka|rum|alcohol|drink)[^,;!?.]*?){_END}"), "drinking", "fact", False, 0.75),  # noqa: E501
     (_r(rf"(?:{_IM}|{_I}(?:'ve| have) been|^been|^(?:now |currently )?) {_A}(?P<v>sober|teetotal|tee-total|alcohol[- ]free|not drinking(?: at all)?)\b"), "drinking", "fact", False, 0.8),  # noqa: E501
@@ -195,7 +208,7 @@ RULES: list[Rule] = [
     (_r(r"^(?:now |currently )?(?:an? )?(?P<bare>)(?P<v>(?:[a-z][\w-]* ){0,2}?[a-z][\w-]*) (?=(?:at|for|with) [A-Z])"), "job", "profile", False, 0.7),  # noqa: E501
     (_r(r"^(?P<bare>)(?P<v>[a-z]+(?: [a-z]+)?) here\b"), "job", "profile", False, 0.7),
     (_r(rf"\bmy (?P<k>{PETS}) (?P<name>)(?P<v>(?!is\b|has\b|was\b|and\b|just\b|who\b|that\b)[a-z][a-z'-]+)(?= (?:is|has|was|needs|keeps|loves|hates|just|got|does|did|likes|knocked|ate|chewed|sleeps|barks|pulls)\b)"), "pet_named", "relationship", True, 0.75),  # noqa: E501
-    (_r(r"\bmy (?P<k>hairdresser|barber|dentist|gp|doctor|vet|therapist|physio|accountant|lawyer|manager|boss|landlord|landlady|trainer|tutor|coach|mechanic|optician)(?:'s name is| is called| is named|,| is)? (?P<name>)(?P<v>(?:dr\.? )?(?!is\b|was\b|keeps\b|says\b|has\b|and\b)[a-z][a-z'-]+)\b(?! (?:is|was) (?:a|an|the|so|very|really)\b)"), "service", "relationship", False, 0.75),  # noqa: E501
+    (_r(r"\bmy (?P<k>hairdresser|barber|dentist|gp|doctor|vet|therapist|physio|accountant|lawyer|manager|boss|landlord|landlady|trainer|tutor|coach|mechanic|optician)(?:'s name is| is called| is named|,| is)? (?P<name>)(?P<v>(?:dr\.? )?(?!is\b|was\b|keeps\b|says\b|has\b|and\b|took\b|told\b|said\b|put\b|gave\b|made\b|wants\b|thinks\b|[a-z]+ed\b)[a-z][a-z'-]+)\b(?! (?:is|was) (?:a|an|the|so|very|really)\b)"), "service", "relationship", False, 0.75),  # noqa: E501
     (_r(r"\bnew (?P<k>hairdresser|barber|dentist|gp|doctor|vet|therapist|manager|boss|landlord|trainer|tutor|coach)(?: is)?(?: a (?:guy|woman|man|lady|bloke|girl))?,? (?:called |named )?(?P<name>)(?P<v>(?:dr\.? )?[a-z][a-z'-]+)\b"), "service", "relationship", False, 0.75),  # noqa: E501
     (_r(rf"{_WE} {_A}pay for (?P<v>[^,;!?.]+?){_END}"), "subscription", "fact", True, 0.7),
     (_r(rf"{_I}(?:'m| am)? {_A}(?:take|taking|on) (?P<v>[a-z]+(?:ine|ol|am|pam|pril|statin|mab|zole|done|lin|xetine|pine|tide|pam|zepam))\b"), "medication", "fact", True, 0.75),  # noqa: E501
@@ -218,7 +231,10 @@ RULES: list[Rule] = [
     (_r(rf"{_I} {_A}play (?:for|with|on) (?:the )?{_V}{_END}"), "team", "fact", False, 0.75),
     (_r(rf"{_I}(?:'ve| have)? {_A}(?:started )?learning (?:the |to play the |to play )?(?P<v>piano|guitar|violin|cello|drums|bass|flute|saxophone|trumpet|ukulele|harp|clarinet|[a-z]+ish|[a-z]+ese|[a-z]+ian|french|german|dutch|greek|spanish|italian|arabic|japanese|chinese|mandarin|korean|polish|portuguese|russian|turkish|hindi)\b"), "learning", "fact", True, 0.75),  # noqa: E501
     (_r(rf"\bmy (?:new |current )?{_PARTNER}(?:'s name)? is (?P<name>){_V}{_END}"), "partner", "relationship", False, 0.9),  # noqa: E501
-    (_r(rf"{_IM} {_A}(?:married to|engaged to|dating|seeing|in a relationship with|with) (?P<name>){_V}{_END}"), "partner", "relationship", False, 0.85),  # noqa: E501
+    (_r(rf"{_IM} {_A}(?:married to|engaged to|dating|seeing|in a relationship with) (?P<name>){_V}{_END}"), "partner", "relationship", False, 0.85),  # noqa: E501
+    # "I'm with Sam now" is a partner; "I'm with Acme Health now" (two capitalised words) an employer
+    (_r(rf"{_IM} {_A}with (?P<name>)(?P<v>[A-Za-z][a-z]+)(?: now| these days)?{_END}"), "partner", "relationship", False, 0.85),  # noqa: E501
+    (_r(rf"{_IM} {_A}with (?P<v>(?-i:[A-Z])[\w&'-]*(?: (?-i:[A-Z])[\w&'-]*)+)(?: now| these days)?{_END}"), "employer", "profile", False, 0.75),  # noqa: E501
     (_r(rf"{_I} {_A}(?:got )?(?:married|engaged)(?: to)? (?P<name>){_V}{_END}"), "partner", "relationship", False, 0.85),  # noqa: E501
     (_r(r"\bi(?:'m| am| got| just got|'ve just got|'ve got| have got) (?:now |officially |recently |finally )?(?P<v>married|single|divorced|engaged|widowed|separated)\b"), "marital_status", "profile", False, 0.85),  # noqa: E501
     (_r(rf"\bi have (?P<v>(?:no|one|two|three|four|five|six|\d+) (?:kids|children|sons|daughters|son|daughter|kid|child)){_END}"), "children", "profile", False, 0.85),  # noqa: E501

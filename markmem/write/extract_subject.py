@@ -49,6 +49,7 @@ _NOT_NAMES = frozenset((
     "moved started joined got lives works quit left became married bought adopted relocated retired "
     "being having getting going doing maybe probably definitely honestly literally basically apparently"
 ).split())
+_ACTIVITY = re.compile(r"^[A-Z][a-z]+ing$")  # "Swimming is on Wednesdays now": an activity, not a person
 _KIN_NAMED = re.compile(
     rf"^(?:(?:and|but|so|also|oh|btw|well|plus)[, ]+)*(?:my|our) {_ADJ}(?:{_KIN}),? (?P<name>[a-z]+),? "
     rf"(?P<rest>{_ADV}(?:{_VERBS})\b.*)$",
@@ -85,7 +86,7 @@ def third_party(clause: str, previous: str | None) -> tuple[str, str] | None:
     m = _NAME_SUBJECT.match(clause)
     if m and _USERS_SLOT.match(m.group("rest")):
         return None  # "Wet Leg is my favourite band now", "Parks and Rec has replaced X as my comfort show"
-    if m and m.group("name").split()[0].casefold() not in _NOT_NAMES:
+    if m and m.group("name").split()[0].casefold() not in _NOT_NAMES and not _ACTIVITY.match(m.group("name")):
         return m.group("name"), _first_person(m.group("rest"))
     m = _PRONOUN.match(clause)
     if m and previous:

@@ -100,9 +100,11 @@ def parse_when(when: str | None) -> datetime:
 def scheduled(clause: str, when: str | None) -> tuple[str, str] | None:
     """A future-dated change: the clause as a plain statement and its ISO start, else None."""
     f = _FUTURE.search(clause)
-    if not f:
-        return None
     m = _SCHEDULE.search(clause)
+    if not f:  # "starting in June I'm at Ostara", "as of january I'm going part-time": the lead says it
+        if not m or m.start() > 0 or not (m.group("lead") or "").casefold().startswith(_LEADS):
+            return None
+        f = m
     if not m or not (m.group("lead") or m.group("date").casefold().startswith("in ")
                      or _bare_date_ok(m.group("date")) or (m.start() == 0 and m.end() < f.start())):
         return None
@@ -115,6 +117,9 @@ def scheduled(clause: str, when: str | None) -> tuple[str, str] | None:
     for pattern, repl in _TENSE:
         rest = pattern.sub(repl, rest, count=1)
     return " ".join(rest.split()), format_time(start)
+
+
+_LEADS = ("from", "starting", "beginning", "as of", "effective")
 
 
 def _plain(m: re.Match[str]) -> str:
@@ -239,10 +244,29 @@ def _table_date(p: str, base: datetime) -> datetime | None:
         target = next(i for i, name in enumerate(_DAYS) if name.startswith(m.group(1)[:3]))
         ahead = (target - base.weekday()) % 7 or 7
         return midnight + timedelta(days=ahead)
+    m = re.fullmatch(rf"(?:on )?(?:the )?(\d{{1,2}})(?:st|nd|rd|th)?(?: of ({_MONTH}))?", p)
+    if m and 1 <= int(m.group(1)) <= 31:  # "the 3rd": the next 3rd after the turn (of that month, if named)
+        return _next_day_of_month(int(m.group(1)), m.group(2), midnight, base)
     m = re.fullmatch(rf"in ({_NUM}) ({_UNIT})", p)
     if m:
         count = _NUMBERS.get(m.group(1)) or (int(m.group(1)) if m.group(1).isdigit() else 1)
         return base + timedelta(days=count * _UNIT_DAYS[m.group(2).rstrip("s")])
+    return None
+
+
+def _next_day_of_month(day: int, month_name: str | None, midnight: datetime, base: datetime) -> datetime | None:
+    months = [next(i for i, n in enumerate(_MONTHS, 1) if n.startswith(month_name[:3]))] if month_name else None
+    for ahead in range(25):
+        month = (base.month - 1 + ahead) % 12 + 1
+        year = base.year + (base.month - 1 + ahead) // 12
+        if months and month not in months:
+            continue
+        try:
+            day_at = midnight.replace(year=year, month=month, day=day)
+        except ValueError:
+            continue  # the 31st of a 30-day month
+        if day_at > base:
+            return day_at
     return None
 
 

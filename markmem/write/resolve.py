@@ -41,7 +41,8 @@ _BASE_VOCAB = {
     "dislikes": "preference", "allergy": "preference", "hobby": "preference",
     "speaks": "fact", "learning": "fact", "note": "note", "staying_in": "fact", "phone_model": "profile",
     "laptop": "profile", "member_of": "fact", "subscription": "fact", "plays": "preference", "team": "fact",
-    "work_pattern": "profile",
+    "work_pattern": "profile", "tablet": "profile", "e_reader": "profile", "games_console": "profile",
+    "watch": "profile",
 }
 VOCAB: dict[str, str] = {
     **_BASE_VOCAB,
