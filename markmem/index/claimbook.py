@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .cache import Cache
+from .userkeys import drop_user
 
 Stamp = tuple[str, int, int]  # (cache epoch, added, changed): ``index.vectors.stamp``
 MAX_BOOKS = 64
@@ -111,10 +112,7 @@ def _load(cache: Cache, user_id: str, now: Stamp) -> Book:
 def forget_user(user_id: str) -> None:
     """Drop the user's books (an erasure: they hold the user's claims)."""
     with _LOCK:
-        for key in [k for k in _BOOKS if k[1] == user_id]:
-            del _BOOKS[key]
-        for key in [k for k in _ASKED if k[1] == user_id]:
-            del _ASKED[key]
+        drop_user(user_id, _BOOKS, _ASKED)
 
 
 def forget_all() -> None:

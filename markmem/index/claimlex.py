@@ -38,6 +38,7 @@ import numpy as np
 
 from .cache import Cache
 from .lexicon import K1, B, Tokens, _first, block_totals, varints
+from .userkeys import drop_user
 
 Stamp = tuple[str, int, bytes]  # (cache epoch, user_gen.changed, claims_fts averages record)
 MAX_INDEXES = 16
@@ -268,10 +269,7 @@ def _current(row: tuple[Any, ...], as_of: str | None, known_at: str | None, now:
 def forget_user(user_id: str) -> None:
     """Drop the user's indexes (an erasure: they hold the user's claims)."""
     with _LOCK:
-        for key in [k for k in _INDEXES if k[1] == user_id]:
-            del _INDEXES[key]
-        for key in [k for k in _ASKED if k[1] == user_id]:
-            del _ASKED[key]
+        drop_user(user_id, _INDEXES, _ASKED)
 
 
 def forget_all() -> None:

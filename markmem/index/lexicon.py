@@ -43,6 +43,7 @@ import numpy as np
 from .cache import Cache
 from .stem import stem
 from .text import turn_speaker
+from .userkeys import drop_user
 
 if TYPE_CHECKING:
     from .topk import Scored
@@ -763,10 +764,7 @@ def forget_user(user_id: str) -> None:
     from . import lexstore
 
     with _LOCK:
-        for key in [k for k in _LEX if k[1] == user_id]:
-            del _LEX[key]
-        for key in [k for k in _PENDING if k[1] == user_id]:
-            del _PENDING[key]
+        drop_user(user_id, _LEX, _PENDING)
     lexstore.forget_user(user_id)
 
 
