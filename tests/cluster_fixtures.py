@@ -15,9 +15,27 @@ from pathlib import Path
 
 import pytest
 
+from markmem import Memory
+
 ROOT = Path(__file__).resolve().parent.parent
 PROC = Path(__file__).resolve().parent / "_cluster_proc.py"
+SETTINGS = {"pii_engine": "regex", "clause_parser": "regex", "vector_model": None, "background": False}
 FAST = {"MARKMEM_PII_ENGINE": "regex", "MARKMEM_CLAUSE_PARSER": "regex", "MARKMEM_VECTOR_MODEL": "none"}
+
+
+def open_cluster(root: Path, url: str, **kw: object) -> Memory:
+    """A cluster-config Memory with the fast test settings (regex gate and clauses, no vectors)."""
+    return Memory(root, database_url=url, **{**SETTINGS, **kw})  # type: ignore[arg-type]
+
+
+
+def pending(url: str) -> int:
+    """Intake rows not yet compiled, every user and shard."""
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        row = conn.execute("SELECT count(*) FROM markmem_intake").fetchone()
+    return int(row[0]) if row else 0
 
 
 @pytest.fixture(scope="session")

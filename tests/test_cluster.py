@@ -8,24 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from markmem import Memory
 from markmem.cluster.layout import shard_dir, shard_of
 from markmem.errors import NotFound
-from tests.cluster_fixtures import FAST, raw_ids, start, stop, worker
-
-SETTINGS = {"pii_engine": "regex", "clause_parser": "regex", "vector_model": None, "background": False}
-
-
-def open_cluster(root: Path, url: str, **kw: object) -> Memory:
-    return Memory(root, database_url=url, **{**SETTINGS, **kw})  # type: ignore[arg-type]
-
-
-def pending(url: str) -> int:
-    import psycopg
-
-    with psycopg.connect(url) as conn:
-        row = conn.execute("SELECT count(*) FROM markmem_intake").fetchone()
-    return int(row[0]) if row else 0
+from tests.cluster_fixtures import FAST, open_cluster, pending, raw_ids, start, stop, worker
 
 
 def wait_drained(url: str, timeout: float = 90) -> None:

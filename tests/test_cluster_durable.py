@@ -8,21 +8,13 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-import psycopg
 import pytest
 
 from markmem import Memory
 from markmem.cluster import durable
 from markmem.cluster.layout import shard_dir
 from markmem.cluster.worker import Worker
-
-SETTINGS = {"pii_engine": "regex", "clause_parser": "regex", "vector_model": None, "background": False}
-
-
-def pending(url: str) -> int:
-    with psycopg.connect(url) as conn:
-        row = conn.execute("SELECT count(*) FROM markmem_intake").fetchone()
-    return int(row[0]) if row else 0
+from tests.cluster_fixtures import SETTINGS, pending
 
 
 def pack_objects(idx: Path) -> set[str]:

@@ -10,8 +10,8 @@ import pytest
 
 from markmem import Memory
 from markmem.cluster.layout import shard_of
+from tests.cluster_fixtures import SETTINGS
 
-SETTINGS = {"pii_engine": "regex", "clause_parser": "regex", "vector_model": None, "background": False}
 USERS = ["ana", "ben", "cy", "dee", "eli", "fay"]
 
 

@@ -12,12 +12,7 @@ import pytest
 
 from markmem import Memory
 from markmem.cluster.layout import shard_dir, shard_of
-
-SETTINGS = {"pii_engine": "regex", "clause_parser": "regex", "vector_model": None, "background": False}
-
-
-def open_cluster(root: Path, url: str, **kw: object) -> Memory:
-    return Memory(root, database_url=url, **{**SETTINGS, **kw})  # type: ignore[arg-type]
+from tests.cluster_fixtures import SETTINGS, open_cluster
 
 
 def test_an_access_export_lists_turns_still_in_the_intake_as_pending(tmp_path: Path, database_url: str) -> None:

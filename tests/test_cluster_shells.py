@@ -15,7 +15,7 @@ import pytest
 
 from markmem import Memory
 from markmem.cluster.layout import shard_dir, shard_of
-from tests.cluster_fixtures import FAST
+from tests.cluster_fixtures import FAST, SETTINGS
 
 pytest.importorskip("fastapi")
 pytest.importorskip("mcp")
@@ -23,8 +23,6 @@ from mcp import Client, StdioServerParameters  # noqa: E402
 
 from tests._console import running_console  # noqa: E402
 from tests.test_api import running_api  # noqa: E402
-
-SETTINGS = {"pii_engine": "regex", "clause_parser": "regex", "vector_model": None, "background": False}
 
 
 @pytest.fixture

@@ -14,14 +14,7 @@ from markmem import Memory
 from markmem.cluster.layout import shard_of
 from markmem.cluster.lease import holders
 from markmem.cluster.worker import Worker
-
-SETTINGS = {"pii_engine": "regex", "clause_parser": "regex", "vector_model": None, "background": False}
-
-
-def pending(url: str) -> int:
-    with psycopg.connect(url) as conn:
-        row = conn.execute("SELECT count(*) FROM markmem_intake").fetchone()
-    return int(row[0]) if row else 0
+from tests.cluster_fixtures import SETTINGS, pending
 
 
 def until(check: object, timeout: float = 120) -> None:
