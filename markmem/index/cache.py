@@ -17,7 +17,7 @@ from typing import Any
 
 from ..model import Claim, Page, RawEntry
 from . import schema
-from .text import claim_body, content_hash, link_neighbours, link_users, turn_body
+from .text import FTS_INSERT, claim_body, content_hash, link_turns, link_users, turn_body
 
 FTS_SEGMENTS = 2  # see Cache.merge_claims_fts
 
@@ -119,17 +119,17 @@ class Cache:
 
     # -- writes ---------------------------------------------------------------------
     def upsert_raw(self, entries: Iterable[RawEntry], compiled: bool = False) -> None:
-        """Insert turns and relink their neighbours, in one transaction (the caller's, if open):
-        in autocommit each row and each neighbour update was a WAL commit of its own."""
+        """Insert turns, relink their neighbours and index them, in one transaction (the caller's,
+        if open): in autocommit each row and each neighbour update was a WAL commit of its own."""
         rows = [_raw_row(e, compiled) for e in entries]
+        if not rows:
+            return
         db = self.db
         if db.in_transaction:
-            db.executemany(_RAW_SQL, rows)
-            link_neighbours(db, [r[0] for r in rows])  # the neighbour-context FTS column
+            _insert_turns(db, rows)
             return
         with _Tx(db):
-            db.executemany(_RAW_SQL, rows)
-            link_neighbours(db, [r[0] for r in rows])
+            _insert_turns(db, rows)
 
     # -- bulk loading (rebuild) -----------------------------------------------------
     def create_bulk(self) -> None:
@@ -297,6 +297,34 @@ def _raw_row(e: RawEntry, compiled: bool) -> tuple[Any, ...]:
     return (e.id, e.user_id, e.path, e.role, e.speaker, e.agent_id, e.run_id, e.content,
             body, e.occurred_at, e.recorded_at, e.when, _json(e.metadata),
             e.quarantined, int(compiled), content_hash(body))
+
+
+def _insert_turns(db: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
+    """Insert turn rows (a row already there only gains ``compiled``), link the users' turns around
+    them, then add the new ones to ``raw_fts`` with their final context: each is indexed once, by a
+    plain statement (see ``index.schema``). Reads and writes run in the caller's transaction, so
+    another process's turns are either all seen or not yet written."""
+    present: dict[str, tuple[str, str]] = {}  # id -> (user, recorded_at) as stored
+    for i in range(0, len(rows), 500):
+        ids = [r[0] for r in rows[i:i + 500]]
+        marks = ",".join("?" * len(ids))
+        present.update((r[0], (r[1], r[2])) for r in
+                       db.execute(f"SELECT id, user_id, recorded_at FROM raw WHERE id IN ({marks})", ids))
+    db.executemany(_RAW_SQL, rows)
+    spans: dict[str, tuple[str, str]] = {}
+    for r in rows:
+        uid, at = present.get(r[0], (r[1], r[10]))
+        lo, hi = spans.get(uid, (at, at))
+        spans[uid] = (min(lo, at), max(hi, at))
+    fresh = {r[0] for r in rows if r[0] not in present}
+    link_turns(db, spans, fresh)
+    if fresh:
+        wanted = list(fresh)
+        for i in range(0, len(wanted), 500):
+            ids = wanted[i:i + 500]
+            got = db.execute(f"SELECT rowid, body, context FROM raw WHERE id IN ({','.join('?' * len(ids))})",
+                             ids).fetchall()
+            db.executemany(FTS_INSERT, got)
 
 
 def _page_row(page: Page, text_hash: str) -> tuple[Any, ...]:
