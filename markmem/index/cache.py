@@ -301,7 +301,7 @@ def _raw_row(e: RawEntry, compiled: bool) -> tuple[Any, ...]:
 
 def _insert_turns(db: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
     """Insert turn rows (a row already there only gains ``compiled``), link the users' turns around
-    them, then add the new ones to ``raw_fts`` with their final context: each is indexed once, by a
+    them, and add the new ones to ``raw_fts`` with their final context: each is indexed once, by a
     plain statement (see ``index.schema``). Reads and writes run in the caller's transaction, so
     another process's turns are either all seen or not yet written."""
     present: dict[str, tuple[str, str]] = {}  # id -> (user, recorded_at) as stored
@@ -317,9 +317,9 @@ def _insert_turns(db: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
         lo, hi = spans.get(uid, (at, at))
         spans[uid] = (min(lo, at), max(hi, at))
     fresh = {r[0] for r in rows if r[0] not in present}
-    link_turns(db, spans, fresh)
-    if fresh:
-        wanted = list(fresh)
+    indexed = link_turns(db, spans, fresh)  # indexes the fresh turns it links
+    if fresh - indexed:  # quarantined turns: in raw_fts, nobody's neighbours
+        wanted = list(fresh - indexed)
         for i in range(0, len(wanted), 500):
             ids = wanted[i:i + 500]
             got = db.execute(f"SELECT rowid, body, context FROM raw WHERE id IN ({','.join('?' * len(ids))})",
