@@ -38,6 +38,8 @@ def assert_index_matches_rows(mem: Memory, users: list[str]) -> None:
         finally:
             db.execute("ROLLBACK")
         assert live == rebuilt, uid
+        added = db.execute("SELECT added FROM user_gen WHERE user_id = ?", (uid,)).fetchone()
+        assert added == db.execute("SELECT count(*) FROM raw WHERE user_id = ?", (uid,)).fetchone()  # one per insert
 
 
 def _fill(mem: Memory) -> None:
@@ -70,8 +72,12 @@ def test_out_of_order_and_repeated_inserts(mem: Memory) -> None:
     early = [dataclasses.replace(e, recorded_at=stamp, path="raw/u/alice/x.jsonl") for e in early]
     ctx.cache.upsert_raw(early)
     assert_index_matches_rows(mem, ["alice"])
-    ctx.cache.upsert_raw(early)  # present already: compiled flag only
+    ctx.cache.upsert_raw(early + early[:1])  # present already: compiled flag only
     ctx.cache.upsert_raw(early, compiled=True)
+    assert_index_matches_rows(mem, ["alice"])
+    twice, _ = pipeline.prepare(ctx, "a new turn, listed twice in one call", "alice")
+    twice = [dataclasses.replace(e, path="raw/u/alice/x.jsonl") for e in twice]
+    ctx.cache.upsert_raw(twice + twice)
     assert_index_matches_rows(mem, ["alice"])
     db = ctx.cache.user("alice").db
     assert db.execute("SELECT count(*) FROM raw WHERE id IN (?, ?) AND compiled = 1",

@@ -269,6 +269,8 @@ _RAW_SQL = (
     "recorded_at,valid_at,metadata,quarantined,compiled,hash) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
     "ON CONFLICT(id) DO UPDATE SET compiled=max(compiled, excluded.compiled)"
 )
+_ADDED_SQL = ("INSERT INTO user_gen(user_id, added) VALUES (?, ?) "
+              "ON CONFLICT(user_id) DO UPDATE SET added = added + excluded.added")
 _PAGE_SQL = (
     "INSERT OR REPLACE INTO pages(id,user_id,type,path,title,body,pinned,archived,created,updated,hash)"
     " VALUES (?,?,?,?,?,?,?,?,?,?,?)"
@@ -304,27 +306,36 @@ def _insert_turns(db: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
     them, and add the new ones to ``raw_fts`` with their final context: each is indexed once, by a
     plain statement (see ``index.schema``). Reads and writes run in the caller's transaction, so
     another process's turns are either all seen or not yet written."""
-    present: dict[str, tuple[str, str]] = {}  # id -> (user, recorded_at) as stored
-    for i in range(0, len(rows), 500):
-        ids = [r[0] for r in rows[i:i + 500]]
-        marks = ",".join("?" * len(ids))
-        present.update((r[0], (r[1], r[2])) for r in
-                       db.execute(f"SELECT id, user_id, recorded_at FROM raw WHERE id IN ({marks})", ids))
+    present = _stored(db, [r[0] for r in rows])
     db.executemany(_RAW_SQL, rows)
     spans: dict[str, tuple[str, str]] = {}
+    fresh: dict[str, str] = {}  # id -> user of the rows inserted now
     for r in rows:
-        uid, at = present.get(r[0], (r[1], r[10]))
+        uid, at = present.get(r[0]) or (r[1], r[10])
         lo, hi = spans.get(uid, (at, at))
         spans[uid] = (min(lo, at), max(hi, at))
-    fresh = {r[0] for r in rows if r[0] not in present}
-    indexed = link_turns(db, spans, fresh)  # indexes the fresh turns it links
-    if fresh - indexed:  # quarantined turns: in raw_fts, nobody's neighbours
-        wanted = list(fresh - indexed)
-        for i in range(0, len(wanted), 500):
-            ids = wanted[i:i + 500]
-            got = db.execute(f"SELECT rowid, body, context FROM raw WHERE id IN ({','.join('?' * len(ids))})",
-                             ids).fetchall()
-            db.executemany(FTS_INSERT, got)
+        if r[0] not in present:
+            fresh.setdefault(r[0], r[1])
+    added: dict[str, int] = {}
+    for uid in fresh.values():
+        added[uid] = added.get(uid, 0) + 1
+    db.executemany(_ADDED_SQL, list(added.items()))  # user_gen, as a trigger per row counted it
+    left = list(fresh.keys() - link_turns(db, spans, fresh.keys()))  # it indexes the turns it links
+    for i in range(0, len(left), 500):  # quarantined turns: indexed, nobody's neighbours
+        ids = left[i:i + 500]
+        got = db.execute(f"SELECT rowid, body, context FROM raw WHERE id IN ({','.join('?' * len(ids))})", ids)
+        db.executemany(FTS_INSERT, got.fetchall())
+
+
+def _stored(db: sqlite3.Connection, ids: list[str]) -> dict[str, tuple[str, str]]:
+    """(user, recorded_at) as stored, of those of ``ids`` that have a row."""
+    out: dict[str, tuple[str, str]] = {}
+    for i in range(0, len(ids), 500):
+        chunk = ids[i:i + 500]
+        marks = ",".join("?" * len(chunk))
+        out.update((r[0], (r[1], r[2])) for r in
+                   db.execute(f"SELECT id, user_id, recorded_at FROM raw WHERE id IN ({marks})", chunk))
+    return out
 
 
 def _page_row(page: Page, text_hash: str) -> tuple[Any, ...]:
