@@ -10,7 +10,7 @@ import json
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -118,18 +118,24 @@ class Cache:
         return _Tx(self.db)
 
     # -- writes ---------------------------------------------------------------------
-    def upsert_raw(self, entries: Iterable[RawEntry], compiled: bool = False) -> None:
+    def upsert_raw(self, entries: Iterable[RawEntry], compiled: bool = False,
+                   ready: Callable[[], None] | None = None) -> None:
         """Insert turns, relink their neighbours and index them, in one transaction (the caller's,
-        if open): in autocommit each row and each neighbour update was a WAL commit of its own."""
+        if open): in autocommit each row and each neighbour update was a WAL commit of its own.
+        ``ready`` is called before the commit (add() waits there for its raw fsync: the rows are
+        written meanwhile, and shown only once the raw bytes are on disk); if it raises, nothing
+        is written."""
         rows = [_raw_row(e, compiled) for e in entries]
-        if not rows:
-            return
         db = self.db
         if db.in_transaction:
             _insert_turns(db, rows)
+            if ready is not None:
+                ready()
             return
         with _Tx(db):
             _insert_turns(db, rows)
+            if ready is not None:
+                ready()
 
     # -- bulk loading (rebuild) -----------------------------------------------------
     def create_bulk(self) -> None:
