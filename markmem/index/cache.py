@@ -10,14 +10,14 @@ import json
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..model import Claim, Page, RawEntry
 from . import schema
-from .text import claim_body, content_hash, link_neighbours, link_users, turn_body
+from .text import FTS_INSERT, claim_body, content_hash, link_turns, link_users, turn_body
 
 FTS_SEGMENTS = 2  # see Cache.merge_claims_fts
 
@@ -118,18 +118,24 @@ class Cache:
         return _Tx(self.db)
 
     # -- writes ---------------------------------------------------------------------
-    def upsert_raw(self, entries: Iterable[RawEntry], compiled: bool = False) -> None:
-        """Insert turns and relink their neighbours, in one transaction (the caller's, if open):
-        in autocommit each row and each neighbour update was a WAL commit of its own."""
+    def upsert_raw(self, entries: Iterable[RawEntry], compiled: bool = False,
+                   ready: Callable[[], None] | None = None) -> None:
+        """Insert turns, relink their neighbours and index them, in one transaction (the caller's,
+        if open): in autocommit each row and each neighbour update was a WAL commit of its own.
+        ``ready`` is called before the commit (add() waits there for its raw fsync: the rows are
+        written meanwhile, and shown only once the raw bytes are on disk); if it raises, nothing
+        is written."""
         rows = [_raw_row(e, compiled) for e in entries]
         db = self.db
         if db.in_transaction:
-            db.executemany(_RAW_SQL, rows)
-            link_neighbours(db, [r[0] for r in rows])  # the neighbour-context FTS column
+            _insert_turns(db, rows)
+            if ready is not None:
+                ready()
             return
         with _Tx(db):
-            db.executemany(_RAW_SQL, rows)
-            link_neighbours(db, [r[0] for r in rows])
+            _insert_turns(db, rows)
+            if ready is not None:
+                ready()
 
     # -- bulk loading (rebuild) -----------------------------------------------------
     def create_bulk(self) -> None:
@@ -269,6 +275,8 @@ _RAW_SQL = (
     "recorded_at,valid_at,metadata,quarantined,compiled,hash) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
     "ON CONFLICT(id) DO UPDATE SET compiled=max(compiled, excluded.compiled)"
 )
+_ADDED_SQL = ("INSERT INTO user_gen(user_id, added) VALUES (?, ?) "
+              "ON CONFLICT(user_id) DO UPDATE SET added = added + excluded.added")
 _PAGE_SQL = (
     "INSERT OR REPLACE INTO pages(id,user_id,type,path,title,body,pinned,archived,created,updated,hash)"
     " VALUES (?,?,?,?,?,?,?,?,?,?,?)"
@@ -297,6 +305,43 @@ def _raw_row(e: RawEntry, compiled: bool) -> tuple[Any, ...]:
     return (e.id, e.user_id, e.path, e.role, e.speaker, e.agent_id, e.run_id, e.content,
             body, e.occurred_at, e.recorded_at, e.when, _json(e.metadata),
             e.quarantined, int(compiled), content_hash(body))
+
+
+def _insert_turns(db: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
+    """Insert turn rows (a row already there only gains ``compiled``), link the users' turns around
+    them, and add the new ones to ``raw_fts`` with their final context: each is indexed once, by a
+    plain statement (see ``index.schema``). Reads and writes run in the caller's transaction, so
+    another process's turns are either all seen or not yet written."""
+    present = _stored(db, [r[0] for r in rows])
+    db.executemany(_RAW_SQL, rows)
+    spans: dict[str, tuple[str, str]] = {}
+    fresh: dict[str, str] = {}  # id -> user of the rows inserted now
+    for r in rows:
+        uid, at = present.get(r[0]) or (r[1], r[10])
+        lo, hi = spans.get(uid, (at, at))
+        spans[uid] = (min(lo, at), max(hi, at))
+        if r[0] not in present:
+            fresh.setdefault(r[0], r[1])
+    added: dict[str, int] = {}
+    for uid in fresh.values():
+        added[uid] = added.get(uid, 0) + 1
+    db.executemany(_ADDED_SQL, list(added.items()))  # user_gen, as a trigger per row counted it
+    left = list(fresh.keys() - link_turns(db, spans, fresh.keys()))  # it indexes the turns it links
+    for i in range(0, len(left), 500):  # quarantined turns: indexed, nobody's neighbours
+        ids = left[i:i + 500]
+        got = db.execute(f"SELECT rowid, body, context FROM raw WHERE id IN ({','.join('?' * len(ids))})", ids)
+        db.executemany(FTS_INSERT, got.fetchall())
+
+
+def _stored(db: sqlite3.Connection, ids: list[str]) -> dict[str, tuple[str, str]]:
+    """(user, recorded_at) as stored, of those of ``ids`` that have a row."""
+    out: dict[str, tuple[str, str]] = {}
+    for i in range(0, len(ids), 500):
+        chunk = ids[i:i + 500]
+        marks = ",".join("?" * len(chunk))
+        out.update((r[0], (r[1], r[2])) for r in
+                   db.execute(f"SELECT id, user_id, recorded_at FROM raw WHERE id IN ({marks})", chunk))
+    return out
 
 
 def _page_row(page: Page, text_hash: str) -> tuple[Any, ...]:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -172,9 +172,10 @@ class SplitCache(Cache):
         return counts
 
     # -- writes, dispatched by user -------------------------------------------------------
-    def upsert_raw(self, entries: Iterable[RawEntry], compiled: bool = False) -> None:
+    def upsert_raw(self, entries: Iterable[RawEntry], compiled: bool = False,
+                   ready: Callable[[], None] | None = None) -> None:
         for uid, group in _by(entries, lambda e: e.user_id):
-            Cache.upsert_raw(self._writable(uid), group, compiled)
+            Cache.upsert_raw(self._writable(uid), group, compiled, ready)
 
     def bulk_raw(self, entries: Iterable[RawEntry], compiled: bool) -> None:
         for uid, group in _by(entries, lambda e: e.user_id):

@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import re
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Set
 from datetime import datetime, timedelta
 
 from ..model import Claim, RawEntry
@@ -77,37 +77,38 @@ def content_hash(text: str) -> str:
 
 
 # -- neighbour context and question -> answer links ----------------------------------------
-_COLS = "rowid, run_id, agent_id, valid_at, speaker, content, role, context, question, answer"
+# (body and id last: the functions below read the others by position)
+_COLS = "rowid, run_id, agent_id, valid_at, speaker, content, role, context, question, answer, body, id"
 _QUESTION = re.compile(r"\?[\s\"')]*(?:\[[^\]]*\])?\s*$")  # ends with "?" (a trailing [note] aside)
+_UPDATE = "UPDATE raw SET context = ?, question = ?, answer = ? WHERE rowid = ?"
+# raw_fts is written here and by ``Cache.upsert_raw``, not by triggers: FTS5 flushes its pending
+# terms at every trigger's statement savepoint, so a row indexed by a trigger cost ~5x one indexed
+# by a plain statement (index.schema). Inserts and deletes carry the row's exact body and context.
+FTS_INSERT = "INSERT INTO raw_fts(rowid, body, context) VALUES (?, ?, ?)"
+FTS_DELETE = "INSERT INTO raw_fts(raw_fts, rowid, body, context) VALUES ('delete', ?, ?, ?)"
 
 
 def is_question(content: str) -> bool:
     return bool(_QUESTION.search(content))
 
 
-def link_neighbours(db: sqlite3.Connection, raw_ids: Sequence[str]) -> int:
-    """Recompute context, question flag and answer link around the given (new) turns.
-
-    Returns how many rows changed.
-    """
-    changed = 0
-    ids = list(dict.fromkeys(raw_ids))
-    for i in range(0, len(ids), 500):
-        chunk = ids[i:i + 500]
-        marks = ",".join("?" * len(chunk))
-        spans = db.execute(
-            f"SELECT user_id, min(recorded_at), max(recorded_at) FROM raw WHERE id IN ({marks}) GROUP BY user_id",
-            chunk,
-        ).fetchall()
-        for user_id, lo, hi in spans:
-            changed += _relink(db, user_id, lo, hi)
-    return changed
+def link_turns(db: sqlite3.Connection, spans: dict[str, tuple[str, str]], fresh: Set[str]) -> set[str]:
+    """Recompute context, question flag and answer link around new turns: ``spans`` maps each
+    user to the (min, max) ``recorded_at`` of their new turns. Rows whose id is in ``fresh`` are
+    not in ``raw_fts`` yet: those it sees are indexed here with their final context, once, and
+    their ids returned (a quarantined one is nobody's neighbour: the caller indexes it); every
+    other row whose context changes is re-indexed."""
+    indexed: set[str] = set()
+    for user_id, (lo, hi) in spans.items():
+        indexed |= _relink(db, user_id, lo, hi, fresh)[1]
+    return indexed
 
 
 def link_users(db: sqlite3.Connection) -> int:
-    """Compute context, question flag and answer link for every turn (a freshly loaded cache)."""
+    """Compute context, question flag and answer link for every turn (a freshly loaded cache,
+    whose FTS index is built after, from the rows: nothing is written to it here)."""
     spans = db.execute("SELECT user_id, min(recorded_at), max(recorded_at) FROM raw GROUP BY user_id").fetchall()
-    return sum(_relink(db, user_id, lo, hi) for user_id, lo, hi in spans)
+    return sum(_relink(db, user_id, lo, hi, frozenset(), fts=False)[0] for user_id, lo, hi in spans)
 
 
 def relink_span(db: sqlite3.Connection, user_id: str, lo: str, max_rowid: int, cols: str) -> list[tuple]:
@@ -122,28 +123,58 @@ def relink_span(db: sqlite3.Connection, user_id: str, lo: str, max_rowid: int, c
     return before + since
 
 
-def _relink(db: sqlite3.Connection, user_id: str, lo: str, hi: str) -> int:
+_LIVE = "user_id = ? AND quarantined IS NULL"
+# The window around recording times lo..hi, in one statement: up to ``reach`` live turns before
+# (newest first), every live turn in lo..hi, up to ``reach`` after; the last column says which part.
+_WINDOW = (
+    f"SELECT * FROM (SELECT {_COLS}, recorded_at, 0 FROM raw WHERE {_LIVE} AND recorded_at < ? "
+    "ORDER BY recorded_at DESC, rowid DESC LIMIT ?) "
+    f"UNION ALL SELECT {_COLS}, recorded_at, 1 FROM raw WHERE {_LIVE} AND recorded_at BETWEEN ? AND ? "
+    f"UNION ALL SELECT * FROM (SELECT {_COLS}, recorded_at, 2 FROM raw WHERE {_LIVE} AND recorded_at > ? "
+    "ORDER BY recorded_at, rowid LIMIT ?)"
+)
+
+
+def _order(row: tuple) -> tuple[str, int]:
+    return row[12], row[0]  # (recorded_at, rowid)
+
+
+def _relink(db: sqlite3.Connection, user_id: str, lo: str, hi: str, fresh: Set[str],
+            fts: bool = True) -> tuple[int, set[str]]:
     """Recompute the rows around recording times ``lo``..``hi``; keep :func:`relink_span` a superset
-    of what this may update."""
+    of what this may update. With ``fts``, a row not in ``fresh`` whose context changes has its
+    FTS row replaced (deleted with the old text, inserted with the new), and a row in ``fresh``
+    is indexed. Returns (rows changed, ids of the fresh rows indexed)."""
     reach = 2 * NEIGHBOURS  # a changed row's neighbours need their own neighbours to recompute
-    live = "user_id = ? AND quarantined IS NULL"
-    before = db.execute(f"SELECT {_COLS} FROM raw WHERE {live} AND recorded_at < ? "
-                        "ORDER BY recorded_at DESC, rowid DESC LIMIT ?", (user_id, lo, reach)).fetchall()
-    middle = db.execute(f"SELECT {_COLS} FROM raw WHERE {live} AND recorded_at BETWEEN ? AND ? "
-                        "ORDER BY recorded_at, rowid", (user_id, lo, hi)).fetchall()
-    after = db.execute(f"SELECT {_COLS} FROM raw WHERE {live} AND recorded_at > ? "
-                       "ORDER BY recorded_at, rowid LIMIT ?", (user_id, hi, reach)).fetchall()
-    seq = before[::-1] + middle + after
+    parts: tuple[list[tuple], list[tuple], list[tuple]] = ([], [], [])
+    for row in db.execute(_WINDOW, (user_id, lo, reach, user_id, lo, hi, user_id, hi, reach)):
+        parts[row[13]].append(row)
+    before, middle, after = (sorted(part, key=_order) for part in parts)
+    seq = before + middle + after
     first = max(0, len(before) - NEIGHBOURS)
     last = len(before) + len(middle) + min(NEIGHBOURS, len(after))
     links = [_same_session(a, b) for a, b in zip(seq, seq[1:], strict=False)]
-    updates = []
+    updates, deletes, inserts = [], [], []
+    indexed: set[str] = set()
     for i in range(first, last):
-        new = (_context(seq, links, i), int(is_question(seq[i][5])), _answer(seq, links, i))
-        if new != tuple(seq[i][7:10]):
-            updates.append((*new, seq[i][0]))
-    db.executemany("UPDATE raw SET context = ?, question = ?, answer = ? WHERE rowid = ?", updates)
-    return len(updates)
+        row = seq[i]
+        new = (_context(seq, links, i), int(is_question(row[5])), _answer(seq, links, i))
+        if new != tuple(row[7:10]):
+            updates.append((*new, row[0]))
+        if not fts:
+            continue
+        if row[11] in fresh:
+            inserts.append((row[0], row[10], new[0]))
+            indexed.add(row[11])
+        elif new[0] != row[7]:
+            deletes.append((row[0], row[10], row[7]))
+            inserts.append((row[0], row[10], new[0]))
+    db.executemany(_UPDATE, updates)
+    if deletes:
+        db.executemany(FTS_DELETE, deletes)
+    if inserts:
+        db.executemany(FTS_INSERT, inserts)
+    return len(updates), indexed
 
 
 def _context(seq: list[tuple], links: list[bool], i: int) -> str:

@@ -19,6 +19,7 @@ from typing import Any
 
 from ..model import RawEntry
 from .codec import Codec
+from .flush import Flush
 from .links import crosses_link, open_nofollow, refuse_links
 
 CHECKPOINT = "checkpoint.json"
@@ -108,10 +109,12 @@ def entry_from_json(data: dict[str, Any], path: str) -> RawEntry:
 
 
 def append(root: Path, entries: Sequence[RawEntry], codec: Codec, *, sync: bool = True,
-           to_sync: list[Path] | None = None) -> list[Located]:
+           to_sync: list[Path] | None = None, flush: Flush | None = None) -> list[Located]:
     """Append entries (all of one user) grouped by file; caller holds the append lock. With
     ``to_sync`` (and ``sync`` off) the files and new folders are listed there for the caller to
-    flush with :func:`sync_all` before it acknowledges them."""
+    flush with :func:`sync_all` before it acknowledges them. With ``flush`` (and ``sync``) the
+    descriptors go to it instead of being flushed here: the caller starts it, and waits for it
+    before it shows or acknowledges anything (``store.flush``)."""
     out: list[Located] = []
     by_file: dict[str, list[RawEntry]] = {}
     segments: dict[tuple[str, str], str] = {}  # one lookup per user and day, not per entry of a list
@@ -123,6 +126,7 @@ def append(root: Path, entries: Sequence[RawEntry], codec: Codec, *, sync: bool 
         by_file.setdefault(rel, []).append(e)
     for rel, group in by_file.items():
         fd, rel, created, size = _open_segment(root, rel, group[0].user_id, group[0].recorded_at)
+        handed = False
         try:  # plain descriptor calls: a buffered file object cost seven more system calls per add()
             if size and os.pread(fd, 1, size - 1) != b"\n":  # torn tail from a crash: never acknowledged
                 size = _last_newline(fd, size)
@@ -136,11 +140,15 @@ def append(root: Path, entries: Sequence[RawEntry], codec: Codec, *, sync: bool 
                 out.append(Located(rel, pos, pos + len(data), e.id, e.user_id))
                 pos += len(data)
             _write_all(fd, b"".join(chunks))  # O_APPEND: at the end, where ``size`` says
-            if sync:
+            if sync and flush is not None:
+                flush.add(fd, os.path.dirname(os.path.join(root, rel)) if created else None)
+                handed = True
+            elif sync:
                 os.fdatasync(fd)
         finally:
-            os.close(fd)
-        if created and sync:
+            if not handed:
+                os.close(fd)
+        if created and sync and flush is None:
             _fsync_path(Path(root, rel).parent)
         if to_sync is not None:
             full = Path(root, rel)

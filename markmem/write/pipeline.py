@@ -18,6 +18,7 @@ from ..index.text import content_hash
 from ..model import AddResult, CompileReport, Page, RawEntry
 from ..ports import Extraction
 from ..store import raw
+from ..store.flush import Flush
 from ..store.git import message
 from ..store.pages import page_ids_with_prefix, page_loader, write_page
 from . import review
@@ -97,22 +98,31 @@ def prepare(
 
 
 def store(ctx: Context, entries: Sequence[RawEntry]) -> list[RawEntry]:
-    """Append gated entries (one user, or several) to raw/ (fsynced), then cache and queue rows."""
+    """Append gated entries (one user, or several) to raw/ (fsynced), then cache and queue rows.
+    One user's (an add()): the fsync runs in a helper thread while the cache rows are inserted and
+    linked; the cache transaction commits, and the queue row is written, only after it is done."""
     if not entries:
         return []
     with ctx.append_lock.held():
         located: list[raw.Located] = []
         groups = _by_user(entries)
+        flush = Flush() if len(groups) == 1 else None
         to_sync: list[Path] = []  # several users (a cluster worker's batch): flushed together
         for group in groups:
-            located += raw.append(ctx.root, group, ctx.codec, sync=len(groups) == 1, to_sync=to_sync)
-        if len(groups) > 1:
+            located += raw.append(ctx.root, group, ctx.codec, sync=flush is not None, to_sync=to_sync, flush=flush)
+        if flush is None:
             raw.sync_all(to_sync)
+        else:
+            flush.start()
         by_id = {loc.raw_id: loc.path for loc in located}
         out = [_with_path(e, by_id[e.id]) for e in entries]
         # The cache row goes in before the queue row: a worker that compiles the entry the
         # moment it is queued must find the row to mark compiled (read-your-writes, too).
-        ctx.cache.upsert_raw(out)
+        try:
+            ctx.cache.upsert_raw(out, ready=None if flush is None else flush.wait)  # commits after the fsync
+        finally:
+            if flush is not None:
+                flush.wait()  # at once if upsert_raw waited; else (it raised first) closes the descriptors
         ctx.queue.enqueue(located)
     return out
 
