@@ -686,9 +686,7 @@ def _freq(nb: np.ndarray, nc: np.ndarray, weight: float) -> np.ndarray:
     if table is None:
         rows = []
         for b in range(_FREQ_MAX):
-            f = 0.0
-            for _ in range(b):
-                f += 1.0
+            f = float(b)  # b additions of 1.0 from 0.0: exact (small integers), so the same float
             for _ in range(_FREQ_MAX):
                 rows.append(f)
                 f += weight

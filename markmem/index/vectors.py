@@ -62,11 +62,14 @@ class Matrix:
             return
         self._index_turns(kinds, ids, rowids)
         need = self.n + len(ids)
-        if need > self.data.shape[0]:
+        if self.n == 0 and _adoptable(vecs, len(ids), self.dim):  # the first rows (a saved file's): used as they are
+            self.data = vecs
+        elif need > self.data.shape[0]:
             grown = np.zeros((max(need, 2 * self.data.shape[0], 256), self.dim), np.float32)
             grown[: self.n] = self.data[: self.n]
             self.data = grown
-        self.data[self.n:need] = vecs
+        if self.data is not vecs:
+            self.data[self.n:need] = vecs
         self.pos.update(zip(zip(kinds, ids, strict=True), range(self.n, need), strict=True))  # (kind, id) -> row
         self.kinds += kinds
         self.ids += ids
@@ -100,6 +103,13 @@ class Matrix:
         i = np.minimum(np.searchsorted(self.turn_rowid, want), n - 1)
         ok = (self.turn_rowid[i] == want) & (self.turn_hash[i] == np.array([hash(x) for x in ids], np.int64))
         return np.where(ok, self.turn_at[i], -1)
+
+
+def _adoptable(vecs: np.ndarray, n: int, dim: int) -> bool:
+    """``vecs`` can be the matrix's data as it is, not copied: float32 rows of ``dim``, C order
+    (read-only is fine: rows are never written in place, a later append copies into a grown array)."""
+    return isinstance(vecs, np.ndarray) and vecs.dtype == np.float32 and vecs.shape == (n, dim) \
+        and vecs.flags.c_contiguous
 
 
 _MATS: OrderedDict[tuple[str, str, str], Matrix] = OrderedDict()

@@ -1,0 +1,59 @@
+"""A fresh process's first search: what it no longer loads or builds, with the same answers."""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+
+from markmem import Memory
+from markmem.adapters import wordpiece
+from markmem.adapters.vecspec import BUILTIN_DIR
+from markmem.index import topk
+
+
+def test_unique_is_numpys() -> None:
+    rng = random.Random(4)
+    for n in (0, 1, 2, 7, 300):
+        a = np.array([rng.randint(0, 40) for _ in range(n)], np.int32)
+        got, want = topk._unique(a), np.unique(a)
+        assert got.dtype == want.dtype and got.tolist() == want.tolist()
+
+
+def test_a_first_search_does_not_import_numpy_ma(tmp_repo: Path) -> None:
+    """``np.unique`` imports ``numpy.ma`` on its first call (~30 ms); the search path does not use it."""
+    m = Memory(tmp_repo, pii_engine="regex", vector_model="builtin", background=False)
+    m.add([{"role": "user", "content": f"I live in Lisbon and the user works at Acme {i}"} for i in range(80)],
+          user_id="alice")
+    m.flush()
+    m.close()
+    code = textwrap.dedent(f"""
+        import sys
+        from markmem import Memory
+        from markmem.index import topk
+        topk.EARLY_AT = 10  # bounded top-k for these 80 turns, as for thousands
+        m = Memory({str(tmp_repo)!r}, pii_engine="regex", vector_model="builtin", background=False)
+        for q in ("Where does the user live?", "Which company does the user work at?", "Lisbon Acme"):
+            m.search(q, user_id="alice")
+            m.search(q, user_id="alice", format="context")
+        print("numpy" in sys.modules, "numpy.ma" in sys.modules)
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["True", "False"]
+
+
+def test_a_few_hundred_pieces_are_looked_up_without_building_the_dict() -> None:
+    fast = wordpiece.WordPiece.from_file(BUILTIN_DIR / "tokenizer.json")
+    assert fast is not None and isinstance(fast.vocab, wordpiece.Sorted)
+    texts = ["What did Sam say about pottery glaze?", "Alex: hiking trip to the bakotizu mountains, so much fun"] * 3
+    ids = [fast.ids(t) for t in texts]
+    assert isinstance(fast.vocab, wordpiece.Sorted)  # a first search's words: bisection only
+    fast._dict()
+    assert isinstance(fast.vocab, dict) and [fast.ids(t) for t in texts] == ids
+    fast._words = {}
+    assert [fast.ids(t) for t in texts] == ids
