@@ -101,12 +101,27 @@ def _load(cache: Cache, user_id: str, now: Stamp) -> Book:
         if own:
             db.execute("COMMIT")
     out = Book(now)
-    for row in rows:
+    for row, refs in zip(rows, _sources(rows), strict=True):
         out.by_id[row["id"]] = row
-        for ref in json.loads(row["sources"] or "[]"):
+        for ref in refs:
             if "#" in str(ref):  # "raw/u/<id>/<day>.jsonl#<raw id>", as SQL's instr(sources, '#<id>"') finds it
                 out.citing.setdefault(str(ref).rsplit("#", 1)[-1], []).append(row)
     return out
+
+
+def _sources(rows: list[dict[str, Any]]) -> list[Any]:
+    """Each row's ``sources`` JSON, parsed in one ``json.loads`` (one call per row cost ~10 ms of a
+    fresh process's first search at 1,400 claims); row by row, as before, when the texts are not
+    each one JSON array (the batch then could not be split back) or the batch fails."""
+    texts = [row["sources"] or "[]" for row in rows]
+    if all(isinstance(t, str) and t[:1] == "[" and t[-1:] == "]" for t in texts):
+        try:
+            got = json.loads("[" + ",".join(texts) + "]")
+        except ValueError:
+            got = None
+        if isinstance(got, list) and len(got) == len(texts) and all(isinstance(g, list) for g in got):
+            return got
+    return [json.loads(t) for t in texts]
 
 
 def forget_user(user_id: str) -> None:

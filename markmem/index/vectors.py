@@ -44,12 +44,11 @@ class Matrix:
     n: int = 0
     raw_seen: int = 0  # highest raw rowid covered
     claim_seen: int = 0  # highest claims rowid covered
-    # the turn rows by raw rowid (ascending), with their row and the hash of their id: a search
-    # finds its candidates' rows with one searchsorted, not a dict probe each (``read.vectors``);
+    # the turn rows by raw rowid (ascending), with their row: a search finds its candidates' rows
+    # with one searchsorted, not a dict probe each (``read.vectors``), and checks their ids;
     # None when rows came without their rowids
     turn_rowid: np.ndarray | None = field(default_factory=lambda: np.zeros(0, np.int64))
     turn_at: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
-    turn_hash: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     saved: int = -1  # rows in the saved file (``index.vecfile``) this matrix matches; -1: none
 
     def scores(self, query: np.ndarray) -> np.ndarray:
@@ -89,11 +88,10 @@ class Matrix:
             return
         self.turn_rowid = np.append(self.turn_rowid, got)
         self.turn_at = np.append(self.turn_at, np.array([self.n + i for i in turns], np.int64))
-        self.turn_hash = np.append(self.turn_hash, np.array([hash(ids[i]) for i in turns], np.int64))
 
     def turn_rows(self, rowids: list[int], ids: list[str]) -> np.ndarray | None:
         """The row of each turn given by (rowid, id), -1 where it has none (or the rowid holds
-        another id: the id's hash must match too); None when the rows are not indexed by rowid."""
+        another id: the id must match too); None when the rows are not indexed by rowid."""
         if self.turn_rowid is None:
             return None
         want = np.array(rowids, np.int64)
@@ -101,8 +99,11 @@ class Matrix:
         if n == 0:
             return np.full(len(want), -1, np.int64)
         i = np.minimum(np.searchsorted(self.turn_rowid, want), n - 1)
-        ok = (self.turn_rowid[i] == want) & (self.turn_hash[i] == np.array([hash(x) for x in ids], np.int64))
-        return np.where(ok, self.turn_at[i], -1)
+        at = self.turn_at[i]
+        ok = self.turn_rowid[i] == want
+        # the id itself, compared for these few rows only (no hash of every row's id at load: ~2-10 ms at 10k)
+        ok &= np.fromiter((self.ids[a] == x for a, x in zip(at.tolist(), ids, strict=True)), bool, len(ids))
+        return np.where(ok, at, -1)
 
 
 def _adoptable(vecs: np.ndarray, n: int, dim: int) -> bool:
