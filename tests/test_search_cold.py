@@ -275,3 +275,20 @@ def test_a_search_in_a_fresh_process_imports_no_heavy_library(repo: Path) -> Non
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip().splitlines()[-2:] == ["[]", "['tokenizers']"]
+
+
+def test_saved_postings_read_back_as_the_built_ones(repo: Path) -> None:
+    """Saved narrower (uint8/uint16), widened term by term when read: the built postings, as int32."""
+    import numpy as np
+
+    m = open_mem(repo)
+    results(m)
+    cache = m.context.cache.user("alice")
+    now = lexicon.stamp(cache.db, "alice")
+    loaded = lexstore.load(cache.path, "alice", now)
+    built = lexicon._build(cache.db, "alice", now)
+    assert loaded is not None and loaded.doc.dtype != np.int32 and set(loaded.tokens.ids) == set(built.tokens.ids)
+    for term, tid in built.tokens.ids.items():
+        got, want = loaded.postings(loaded.tokens.ids[term]), built.postings(tid)
+        assert all(g.dtype == np.int32 and g.tolist() == w.tolist() for g, w in zip(got, want, strict=True))
+    m.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 import subprocess
 import sys
@@ -9,11 +10,12 @@ import textwrap
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from markmem import Memory
 from markmem.adapters import wordpiece
 from markmem.adapters.vecspec import BUILTIN_DIR
-from markmem.index import topk
+from markmem.index import claimbook, topk
 
 
 def test_unique_is_numpys() -> None:
@@ -57,3 +59,13 @@ def test_a_few_hundred_pieces_are_looked_up_without_building_the_dict() -> None:
     assert isinstance(fast.vocab, dict) and [fast.ids(t) for t in texts] == ids
     fast._words = {}
     assert [fast.ids(t) for t in texts] == ids
+
+
+def test_claim_sources_parsed_in_one_go_are_the_row_by_row_ones() -> None:
+    rows: list[dict[str, object]] = [{"sources": '["raw/u/a/2025-01-01.jsonl#r-1"]'}, {"sources": None},
+                                     {"sources": "[]"}, {"sources": '["x#r-2", "y", ["z]"]]'}]
+    assert claimbook._sources(rows) == [json.loads(str(r["sources"] or "[]")) for r in rows]
+    odd = [{"sources": ' ["a"]'}, {"sources": '{"a": 1}'}, {"sources": '["b"]'}]  # not each one array: row by row
+    assert claimbook._sources(odd) == [["a"], {"a": 1}, ["b"]]
+    with pytest.raises(ValueError):  # two arrays in one row: an error, as row by row, never a shifted split
+        claimbook._sources([*rows, {"sources": '["a"], ["b"]'}])
