@@ -40,10 +40,11 @@ class Saved:
     stamp: Stamp
     kinds: list[str]
     ids: list[str]
-    rowids: list[int]  # a turn's raw rowid; -1 for a claim
+    rowids: list[int] | np.ndarray  # a turn's raw rowid; -1 for a claim
     data: np.ndarray  # (n, dim) float32
     raw_seen: int
     claim_seen: int
+    turns: np.ndarray | None = None  # the turns' positions (int64), when read from a file
 
 
 def folder(cache_path: Path) -> Path:
@@ -72,12 +73,12 @@ def read(cache_path: Path, user_id: str, model: str, dim: int, now: Stamp) -> Sa
         if meta.get("format") != FORMAT or zlib.crc32(rows) != int(meta["crc_rows"]):
             return None
         n = int(meta["n"])
-        kinds, ids, rowids = _unpack(rows, n)
+        kinds, ids, rowids, turns = _unpack(rows, n)
         raw = _rows(data_path, n * dim * 4)
         if raw is None or zlib.crc32(raw) != int(meta["crc_data"]):
             return None
         data = np.frombuffer(raw, dtype=np.float32).reshape(n, dim)
-        return Saved(stamp, kinds, ids, rowids, data, int(meta["raw_seen"]), int(meta["claim_seen"]))
+        return Saved(stamp, kinds, ids, rowids, data, int(meta["raw_seen"]), int(meta["claim_seen"]), turns)
     except (OSError, ValueError, KeyError, TypeError, IndexError):
         return None  # missing, unreadable or malformed: rebuilt from SQLite
 
@@ -87,7 +88,7 @@ _KIND_CODE = {"turn": b"t", "claim": b"c"}
 _KIND_OF = {ord("t"): "turn", ord("c"): "claim"}
 
 
-def _pack(kinds: list[str], ids: list[str], rowids: list[int]) -> bytes | None:
+def _pack(kinds: list[str], ids: list[str], rowids: list[int] | np.ndarray) -> bytes | None:
     """The rows' kinds (a byte each), raw rowids (int64) and ids (one a line): read back without a
     JSON parse (~10 ms for 10k rows). None (not saved) for a kind or an id it cannot hold."""
     if not len(kinds) == len(ids) == len(rowids) or any("\n" in i for i in ids):
@@ -99,14 +100,16 @@ def _pack(kinds: list[str], ids: list[str], rowids: list[int]) -> bytes | None:
     return code + np.array(rowids, "<i8").tobytes() + "\n".join(ids).encode()
 
 
-def _unpack(rows: bytes, n: int) -> tuple[list[str], list[str], list[int]]:
-    """``_pack``'s lists (ValueError or KeyError when the bytes do not hold ``n`` rows)."""
+def _unpack(rows: bytes, n: int) -> tuple[list[str], list[str], np.ndarray, np.ndarray]:
+    """``_pack``'s kinds and ids, the rowids (int64) and the turns' positions (ValueError or
+    KeyError when the bytes do not hold ``n`` rows)."""
     kinds = [_KIND_OF[c] for c in rows[:n]]
-    rowids = np.frombuffer(rows, "<i8", count=n, offset=n).tolist() if n else []
+    rowids = np.frombuffer(rows, "<i8", count=n, offset=n).astype(np.int64) if n else np.zeros(0, np.int64)
     ids = rows[9 * n:].decode().split("\n") if n else []
     if len(kinds) != n or len(ids) != n:
         raise ValueError("saved rows do not match their count")
-    return kinds, ids, rowids
+    turns = np.flatnonzero(np.frombuffer(rows, np.uint8, count=n) == ord("t")).astype(np.int64)
+    return kinds, ids, rowids, turns
 
 
 def _rows(path: Path, size: int) -> bytes | mmap.mmap | None:

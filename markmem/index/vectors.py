@@ -55,11 +55,13 @@ class Matrix:
         """Cosine of every row with a unit-length query vector."""
         return np.einsum("ij,j->i", self.data[: self.n], query)
 
-    def append(self, kinds: list[str], ids: list[str], vecs: np.ndarray, rowids: list[int] | None = None) -> None:
-        """Rows for these units; ``rowids``: each turn's raw rowid (anything for a claim)."""
+    def append(self, kinds: list[str], ids: list[str], vecs: np.ndarray, rowids: list[int] | np.ndarray | None = None,
+               turns: np.ndarray | None = None) -> None:
+        """Rows for these units; ``rowids``: each turn's raw rowid (anything for a claim); ``turns``:
+        the positions of the turns among them, when known (a saved file's), else found from ``kinds``."""
         if not ids:
             return
-        self._index_turns(kinds, ids, rowids)
+        self._index_turns(kinds, rowids, turns)
         need = self.n + len(ids)
         if self.n == 0 and _adoptable(vecs, len(ids), self.dim):  # the first rows (a saved file's): used as they are
             self.data = vecs
@@ -75,19 +77,20 @@ class Matrix:
         self.n = need
 
 
-    def _index_turns(self, kinds: list[str], ids: list[str], rowids: list[int] | None) -> None:
+    def _index_turns(self, kinds: list[str], rowids: list[int] | np.ndarray | None, turns: np.ndarray | None) -> None:
         if self.turn_rowid is None:
             return
-        turns = [i for i, kind in enumerate(kinds) if kind == "turn"]
-        if not turns:
+        if turns is None:
+            turns = np.array([i for i, kind in enumerate(kinds) if kind == "turn"], np.int64)
+        if not len(turns):
             return
-        got = np.array([rowids[i] for i in turns] if rowids is not None else [], np.int64)
+        got = np.asarray(rowids, np.int64)[turns] if rowids is not None else np.zeros(0, np.int64)
         seq = np.concatenate([self.turn_rowid[-1:], got])
         if rowids is None or bool((seq[1:] <= seq[:-1]).any()):
             self.turn_rowid = None  # unknown or out of order: the dict serves
             return
         self.turn_rowid = np.append(self.turn_rowid, got)
-        self.turn_at = np.append(self.turn_at, np.array([self.n + i for i in turns], np.int64))
+        self.turn_at = np.append(self.turn_at, turns.astype(np.int64) + self.n)
 
     def turn_rows(self, rowids: list[int], ids: list[str]) -> np.ndarray | None:
         """The row of each turn given by (rowid, id), -1 where it has none (or the rowid holds
@@ -190,7 +193,7 @@ def _load(cache: Cache, embedder: Embedder, user_id: str, now: Stamp) -> Matrix:
     m = Matrix(now, embedder.dim, data=np.zeros((0, embedder.dim), np.float32))
     saved = vecfile.read(cache.path, user_id, embedder.name, embedder.dim, now) if SAVE else None
     if saved is not None:
-        m.append(saved.kinds, saved.ids, saved.data, saved.rowids)
+        m.append(saved.kinds, saved.ids, saved.data, saved.rowids, saved.turns)
         m.raw_seen, m.claim_seen, m.stamp, m.saved = saved.raw_seen, saved.claim_seen, saved.stamp, m.n
         if m.stamp == now:
             return m
