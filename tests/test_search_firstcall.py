@@ -69,3 +69,18 @@ def test_claim_sources_parsed_in_one_go_are_the_row_by_row_ones() -> None:
     assert claimbook._sources(odd) == [["a"], {"a": 1}, ["b"]]
     with pytest.raises(ValueError):  # two arrays in one row: an error, as row by row, never a shifted split
         claimbook._sources([*rows, {"sources": '["a"], ["b"]'}])
+
+
+def test_matrix_positions_are_the_row_by_row_dict() -> None:
+    from markmem.index import vectors
+
+    rng = random.Random(9)
+    m = vectors.Matrix(("e", 0, 0), 4, data=np.zeros((0, 4), np.float32))
+    want: dict[tuple[str, str], int] = {}
+    for batch in range(5):
+        kinds = [rng.choice(["turn", "claim"]) for _ in range(30)]
+        ids = [f"x{rng.randint(0, 40)}" for _ in range(30)]  # repeats: the later row wins
+        m.append(kinds, ids, np.zeros((30, 4), np.float32), list(range(batch * 30, batch * 30 + 30)))
+        want.update(zip(zip(kinds, ids, strict=True), range(m.n - 30, m.n), strict=True))
+        probes = [(k, f"x{i}") for k in ("turn", "claim", "page") for i in range(45)]
+        assert [m.pos.get(p) for p in probes] == [want.get(p) for p in probes]

@@ -39,7 +39,6 @@ class Matrix:
     dim: int
     kinds: list[str] = field(default_factory=list)
     ids: list[str] = field(default_factory=list)
-    pos: dict[tuple[str, str], int] = field(default_factory=dict)  # (kind, id) -> row
     data: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.float32))
     n: int = 0
     raw_seen: int = 0  # highest raw rowid covered
@@ -50,6 +49,10 @@ class Matrix:
     turn_rowid: np.ndarray | None = field(default_factory=lambda: np.zeros(0, np.int64))
     turn_at: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     saved: int = -1  # rows in the saved file (``index.vecfile``) this matrix matches; -1: none
+    pos: Positions = field(init=False)  # (kind, id) -> row
+
+    def __post_init__(self) -> None:
+        self.pos = Positions(self.kinds, self.ids)
 
     def scores(self, query: np.ndarray) -> np.ndarray:
         """Cosine of every row with a unit-length query vector."""
@@ -71,7 +74,6 @@ class Matrix:
             self.data = grown
         if self.data is not vecs:
             self.data[self.n:need] = vecs
-        self.pos.update(zip(zip(kinds, ids, strict=True), range(self.n, need), strict=True))  # (kind, id) -> row
         self.kinds += kinds
         self.ids += ids
         self.n = need
@@ -107,6 +109,31 @@ class Matrix:
         # the id itself, compared for these few rows only (no hash of every row's id at load: ~2-10 ms at 10k)
         ok &= np.fromiter((self.ids[a] == x for a, x in zip(at.tolist(), ids, strict=True)), bool, len(ids))
         return np.where(ok, at, -1)
+
+
+class Positions:
+    """``(kind, id) -> row`` of a matrix (``get``), indexed per kind on the first lookup of that kind and
+    caught up as rows are appended: a fresh process's first search at 10k looks up claims and a few
+    turns (the turns' rows are found by rowid), so the 10k turns' ids are not hashed at load. A later
+    row of the same (kind, id) wins, as a dict updated row by row."""
+
+    def __init__(self, kinds: list[str], ids: list[str]) -> None:
+        self._kinds, self._ids = kinds, ids  # the matrix's own lists, appended to in place
+        self._by: dict[str, dict[str, int]] = {}
+        self._seen: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[str, str], default: int | None = None) -> int | None:
+        kind, ident = key
+        n = len(self._ids)
+        by = self._by.get(kind)
+        if by is None or self._seen[kind] < n:
+            with self._lock:
+                by = self._by.setdefault(kind, {})
+                start, kinds, ids = self._seen.get(kind, 0), self._kinds, self._ids
+                by.update({ids[i]: i for i in range(start, n) if kinds[i] == kind})
+                self._seen[kind] = max(n, start)
+        return by.get(ident, default)
 
 
 def _adoptable(vecs: np.ndarray, n: int, dim: int) -> bool:
