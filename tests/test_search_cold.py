@@ -1,6 +1,7 @@
-"""What a fresh process reads back instead of rebuilding: the lexicon (index.lexstore) and the entity
-graph (read.graphstore). The same results, bit for bit, as a process that rebuilds them; a stale,
-damaged or foreign file is never used (rebuilt and rewritten, no error); erasure and reindex delete them.
+"""What a fresh process reads back instead of rebuilding: the lexicon (index.lexstore), the entity
+graph (read.graphstore) and the claim book (index.claimbook). The same results, bit for bit, as a process
+that rebuilds them; a stale, damaged or foreign file is never used (rebuilt and rewritten, no error);
+erasure and reindex delete them.
 """
 
 from __future__ import annotations
@@ -95,6 +96,7 @@ def rebuilt(m: Memory, monkeypatch: pytest.MonkeyPatch, user: str = "alice") -> 
     with monkeypatch.context() as patch:
         patch.setattr(lexstore, "SAVE", False)
         patch.setattr(graphstore, "SAVE", False)
+        patch.setattr(claimbook, "SAVE", False)
         out = results(m, user)
     fresh_process()
     return out
@@ -149,7 +151,7 @@ def test_a_damaged_stale_or_foreign_file_is_rebuilt_without_error(repo: Path, da
     truth = rebuilt(m, monkeypatch)
     results(m)
     fresh_process()
-    for kind in ("lex", "graph"):
+    for kind in ("lex", "graph", "book"):
         path = saved(repo, "alice", kind)
         raw = path.read_bytes()
         if damage == "truncate":
@@ -179,6 +181,30 @@ def test_a_damaged_stale_or_foreign_file_is_rebuilt_without_error(repo: Path, da
     assert lexstore.load(m.context.cache.user("alice").path, "alice", lexicon.stamp(
         m.context.cache.user("alice").db, "alice")) is not None  # rewritten
     assert graphstore.load(m.context.cache.user("alice"), "alice") is not None
+    cache = m.context.cache.user("alice")
+    assert claimbook._read_saved(cache, "alice", claimbook.stamp(cache, "alice")) is not None
+    m.close()
+
+
+def test_the_saved_claim_book_is_the_one_sql_reads(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    m = open_mem(repo)
+    cache = m.context.cache.user("alice")
+    now = claimbook.stamp(cache, "alice")
+    with monkeypatch.context() as patch:
+        patch.setattr(claimbook, "SAVE", False)
+        truth = claimbook._load(cache, "alice", now)
+    assert truth.by_id and truth.citing  # the fixture's turns gave claims
+    first = claimbook._load(cache, "alice", now)  # read with SQL, saved
+    assert saved(repo, "alice", "book").is_file()
+    assert claimbook._read_saved(cache, "alice", now) is not None
+    again = claimbook._load(cache, "alice", now)  # read back from the file
+    for got in (first, again):
+        assert list(got.by_id.items()) == list(truth.by_id.items()) and got.citing == truth.citing
+    later = (now[0], now[1] + 1, now[2])  # a turn or claim added since: never used
+    assert claimbook._read_saved(cache, "alice", later) is None
+    saved(repo, "alice", "book").unlink()
+    assert claimbook._read_saved(cache, "alice", now) is None
+    assert list(claimbook._load(cache, "alice", now).by_id.items()) == list(truth.by_id.items())
     m.close()
 
 
@@ -199,28 +225,31 @@ def test_erasure_and_reindex_delete_the_files(repo: Path, monkeypatch: pytest.Mo
     results(m)
     results(m, "bob")
     assert saved(repo, "bob", "lex").is_file() and saved(repo, "bob", "graph").is_file()
+    assert saved(repo, "bob", "book").is_file()
     m.forget("bob")
     assert not saved(repo, "bob", "lex").exists() and not saved(repo, "bob", "graph").exists()
+    assert not saved(repo, "bob", "book").exists()
     assert saved(repo, "alice", "lex").is_file()
     m.reindex()
     assert not saved(repo, "alice", "lex").exists()  # the cache was recreated: every saved file went with it
-    assert not saved(repo, "alice", "graph").exists()
+    assert not saved(repo, "alice", "graph").exists() and not saved(repo, "alice", "book").exists()
     truth = rebuilt(m, monkeypatch)
     results(m)
     assert saved(repo, "alice", "lex").is_file()  # written again, from the rebuilt cache
     fresh_process()
     assert results(m) == truth
+    assert not saved(repo, "bob", "book").exists()
     m.close()
 
 
 SCRIPT = textwrap.dedent("""
     import json, sys
     from markmem import Memory
-    from markmem.index import lexicon, lexstore
+    from markmem.index import claimbook, lexicon, lexstore
     from markmem.read import fuse, graphstore, search
     search.DEFAULT = fuse.Recipe(graph_depth=10)  # the graph lane on, so its saved graph is read too
     if sys.argv[2] == "rebuild":
-        lexstore.SAVE = graphstore.SAVE = False
+        lexstore.SAVE = graphstore.SAVE = claimbook.SAVE = False
     loads = []
     real = lexstore.load
     lexstore.load = lambda *a: loads.append(real(*a) is not None) or real(*a)
@@ -275,3 +304,20 @@ def test_a_search_in_a_fresh_process_imports_no_heavy_library(repo: Path) -> Non
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip().splitlines()[-2:] == ["[]", "['tokenizers']"]
+
+
+def test_saved_postings_read_back_as_the_built_ones(repo: Path) -> None:
+    """Saved narrower (uint8/uint16), widened term by term when read: the built postings, as int32."""
+    import numpy as np
+
+    m = open_mem(repo)
+    results(m)
+    cache = m.context.cache.user("alice")
+    now = lexicon.stamp(cache.db, "alice")
+    loaded = lexstore.load(cache.path, "alice", now)
+    built = lexicon._build(cache.db, "alice", now)
+    assert loaded is not None and loaded.doc.dtype != np.int32 and set(loaded.tokens.ids) == set(built.tokens.ids)
+    for term, tid in built.tokens.ids.items():
+        got, want = loaded.postings(loaded.tokens.ids[term]), built.postings(tid)
+        assert all(g.dtype == np.int32 and g.tolist() == w.tolist() for g, w in zip(got, want, strict=True))
+    m.close()

@@ -3,6 +3,8 @@ rebuild from SQLite, and a stale, corrupt or erased user's file is never used.""
 
 from __future__ import annotations
 
+import json
+import zlib
 from pathlib import Path
 
 import pytest
@@ -68,7 +70,7 @@ def test_turns_added_since_are_appended(mem: Memory, monkeypatch: pytest.MonkeyP
     assert got == from_sqlite(mem, monkeypatch)
 
 
-@pytest.mark.parametrize("damage", ["flip", "truncate", "meta", "stale"])
+@pytest.mark.parametrize("damage", ["flip", "truncate", "meta", "stale", "rows", "deleted", "old-layout", "longer"])
 def test_a_damaged_or_stale_file_is_ignored_and_rewritten(mem: Memory, tmp_repo: Path, damage: str,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     truth = from_sqlite(mem, monkeypatch)
@@ -83,6 +85,19 @@ def test_a_damaged_or_stale_file_is_ignored_and_rewritten(mem: Memory, tmp_repo:
         data.write_bytes(data.read_bytes()[:-4])
     elif damage == "meta":
         meta.write_text("{not json")
+    elif damage == "rows":  # a byte of the kinds, rowids and ids after the JSON line
+        raw = bytearray(meta.read_bytes())
+        raw[-3] ^= 0x01
+        meta.write_bytes(bytes(raw))
+    elif damage == "deleted":
+        data.unlink()
+    elif damage == "old-layout":  # the rows as the JSON line of the previous layout: not read
+        head = json.loads(meta.read_bytes().partition(b"\n")[0])
+        rows = json.dumps([["turn"], ["x"], [1]]).encode()
+        head.pop("format")
+        meta.write_bytes(json.dumps({**head, "crc_rows": zlib.crc32(rows)}).encode() + b"\n" + rows)
+    elif damage == "longer":  # a row more in the data than the metadata vouches for
+        data.write_bytes(data.read_bytes() + bytes(4 * 256))
     else:  # a claim closed, a turn deleted: user_gen.changed moves on
         mem.context.cache.user("alice").db.execute("UPDATE user_gen SET changed = changed + 1 WHERE user_id='alice'")
     index.forget_all()
@@ -104,3 +119,16 @@ def test_erasure_and_reindex_delete_the_files(mem: Memory, tmp_repo: Path) -> No
                    and vecfile.read(mem.context.cache.user("alice").path, "alice", "markmem/minilm-m2v", 256,
                                     index.stamp(mem.context.cache.user("alice"), "alice")) is None
                    for p in files(tmp_repo))
+
+
+def test_the_rows_layout_round_trips_and_refuses_what_it_cannot_hold() -> None:
+    kinds, ids, rowids = ["turn", "claim", "turn"], ["r-1", "c-2", "r-3é"], [4, -1, 9]
+    packed = vecfile._pack(kinds, ids, rowids)
+    assert packed is not None
+    got_kinds, got_ids, got_rowids, turns = vecfile._unpack(packed, 3)
+    assert (got_kinds, got_ids, got_rowids.tolist(), turns.tolist()) == (kinds, ids, rowids, [0, 2])
+    empty = vecfile._unpack(vecfile._pack([], [], []) or b"", 0)
+    assert (empty[0], empty[1], len(empty[2]), len(empty[3])) == ([], [], 0, 0)
+    assert vecfile._pack(["turn"], ["a\nb"], [1]) is None  # an id the layout cannot hold: not saved
+    assert vecfile._pack(["page"], ["a"], [1]) is None
+    assert vecfile._pack(["turn"], ["a", "b"], [1]) is None

@@ -149,7 +149,7 @@ def test_the_sorted_index_gives_the_lists_ids_then_hands_over_to_the_dict(tmp_pa
     assert [by_index.vocab.get(w) for w in junk] == [by_list.vocab.get(w) for w in junk]
     sample = texts(400, seed=5)
     assert [by_index.ids(t) for t in sample] == [by_list.ids(t) for t in sample]
-    assert isinstance(by_index.vocab, dict)  # past LOOKUPS_FIRST words: the dict, built from the list
+    assert isinstance(by_index.vocab, dict)  # past PROBES_FIRST pieces: the dict, built from the list
     assert list(by_index.vocab.items()) == list(by_list.vocab.items())
     # an index made from another tokenizer.json (or damaged) is not used: the list serves
     for name in ("tokenizer.json", wordpiece.VOCAB_FILE, wordpiece.INDEX_FILE):

@@ -29,7 +29,10 @@ from typing import Any
 
 VOCAB_FILE = "wordpiece.txt"  # the token list and settings, beside tokenizer.json (``write_vocab``)
 INDEX_FILE = "wordpiece.idx"  # the same tokens sorted, with their ids: looked up without a dict (``write_vocab``)
-LOOKUPS_FIRST = 64  # words looked up in the sorted index before the token dict is built (see ``from_file``)
+# pieces looked up in the sorted index (~3 us each) before the token dict is built (~14 ms, as much as
+# ~4,500 of them): a process's first search (the question and its candidates' sentences, a few
+# hundred pieces) no longer builds the dict (see ``from_file``)
+PROBES_FIRST = 4000
 ENABLED = True  # False: every caller uses tokenizers itself (tests compare the two)
 _PLAIN = re.compile(r"[\t\n\r\x20-\x7e]*")
 _PIECES = re.compile(r"[a-z0-9]+|[!-/:-@\[-`{-~]")  # runs of letters and digits; each punctuation mark
@@ -59,7 +62,7 @@ class WordPiece:
         of a fresh process's first search. Reading that list into a dict still costs 5-10 ms (30k
         strings), most of a small repo's first search, so ``wordpiece.idx`` (the same tokens,
         sorted, with their ids) is read first when it is there and matches: a process's first
-        ``LOOKUPS_FIRST`` words are looked up in it by bisection (~5 us each), then the dict is
+        ``PROBES_FIRST`` pieces are looked up in it by bisection (~5 us each), then the dict is
         built from the list. Both give the same ids (``tests/test_wordpiece.py``)."""
         try:
             raw = Path(path).read_bytes()
@@ -153,26 +156,26 @@ class WordPiece:
         return out[: self.max_length] if truncate and self.max_length is not None else out
 
     def _word(self, word: str) -> list[int]:
-        if self._token_list is not None:
-            self._looked_up += 1
-            if self._looked_up > LOOKUPS_FIRST:
-                self._dict()
+        if self._token_list is not None and self._looked_up > PROBES_FIRST:
+            self._dict()
         if len(word) > self.max_chars:
             return [self.unk_id]
-        vocab, out, start, n = self.vocab, [], 0, len(word)
+        vocab, out, start, n, probes = self.vocab, [], 0, len(word), 0
         while start < n:
             end, found = n, None
             while start < end:
                 piece = word[start:end] if start == 0 else self.prefix + word[start:end]
                 found = vocab.get(piece)
+                probes += 1
                 if found is not None:
                     break
                 end -= 1
             if found is None:
-                return [self.unk_id]
+                break
             out.append(found)
             start = end
-        return out
+        self._looked_up += probes
+        return out if start >= n else [self.unk_id]
 
 
 _ALL: weakref.WeakSet[WordPiece] = weakref.WeakSet()

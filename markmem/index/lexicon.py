@@ -202,6 +202,7 @@ class Lexicon:
     raw_seen: int = 0
     # base postings (CSR by term id; docs ascending), and what replaced them since
     ptr: np.ndarray = field(default_factory=lambda: np.zeros(1, np.int64))
+    # int32, or as ``lexstore`` saved them (uint8/uint16: widened term by term in ``postings``)
     doc: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
     nb: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))  # instances in body
     nc: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))  # instances in context
@@ -222,6 +223,8 @@ class Lexicon:
         if term + 1 < len(self.ptr):
             a, b = int(self.ptr[term]), int(self.ptr[term + 1])
             docs, nb, nc = self.doc[a:b], self.nb[a:b], self.nc[a:b]
+            if docs.dtype != np.int32 or nb.dtype != np.int32 or nc.dtype != np.int32:  # saved narrower (lexstore)
+                docs, nb, nc = docs.astype(np.int32), nb.astype(np.int32), nc.astype(np.int32)
             if self.any_stale and b > a:
                 keep = ~self.stale[docs]
                 docs, nb, nc = docs[keep], nb[keep], nc[keep]
@@ -686,9 +689,7 @@ def _freq(nb: np.ndarray, nc: np.ndarray, weight: float) -> np.ndarray:
     if table is None:
         rows = []
         for b in range(_FREQ_MAX):
-            f = 0.0
-            for _ in range(b):
-                f += 1.0
+            f = float(b)  # b additions of 1.0 from 0.0: exact (small integers), so the same float
             for _ in range(_FREQ_MAX):
                 rows.append(f)
                 f += weight

@@ -78,7 +78,8 @@ def _lexicon(stamp: Stamp, head: dict, arr: dict[str, np.ndarray]) -> Lexicon:  
     lex.pos = dict(zip(lex.rowid.tolist(), range(n), strict=True))
     lex.raw_seen = int(head["raw_seen"])
     lex.ptr = arr["ptr"]
-    lex.doc, lex.nb, lex.nc = (arr[k].astype(np.int32) for k in ("doc", "nb", "nc"))  # saved narrower
+    # saved narrower: widened term by term when read (``Lexicon.postings``), not all at once (~8 ms at 10k)
+    lex.doc, lex.nb, lex.nc = arr["doc"], arr["nb"], arr["nc"]
     lex.total = int(head["total"])
     return lex
 

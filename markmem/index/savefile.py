@@ -50,7 +50,7 @@ def path_of(cache_path: Path, user_id: str, kind: str) -> Path | None:
     return folder(cache_path) / f"{validate_user_id(user_id)}.{kind}"
 
 
-KINDS = ("lex", "graph")  # the kinds ``vecfile.forget_user_files`` deletes with a user's matrices
+KINDS = ("lex", "graph", "book")  # the kinds ``vecfile.forget_user_files`` deletes with a user's matrices
 
 
 @cache

@@ -86,6 +86,15 @@ def scored(docs: np.ndarray, score: np.ndarray, rowid: np.ndarray) -> Scored:
 Passes = Callable[[np.ndarray], np.ndarray]  # rows -> which pass the filters (quarantine, as_of, known_at)
 
 
+def _unique(a: np.ndarray) -> np.ndarray:
+    """``np.unique(a)`` for an integer array (sorted, each value once), without its first call's
+    import of ``numpy.ma`` (~30 ms of a fresh process's first search: ``np.ma.is_masked``)."""
+    a = np.sort(a)
+    keep = np.ones(len(a), bool)
+    np.not_equal(a[1:], a[:-1], out=keep[1:])
+    return a[keep]
+
+
 def top(lists: Sequence[Scored], limit: int, passes: Passes, rowid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The best ``limit`` rows passing the filters by the sum of their terms over ``lists`` (in the
     query's order), best first (ties by rowid), and their scores: ``lexicon._score``'s answer."""
@@ -99,10 +108,10 @@ def top(lists: Sequence[Scored], limit: int, passes: Passes, rowid: np.ndarray) 
     short = max(SHORT, 2 * limit)
     long_ = [s for s in lists if len(s.docs) > short]
     seen = [s.docs for s in lists if len(s.docs) <= short] + [_head(s, limit, passes) for s in long_]
-    first = np.unique(np.concatenate(seen))
+    first = _unique(np.concatenate(seen))
     first = first[passes(first)]
     if not long_ or len(first) < limit:  # nothing to bound, or too few rows for a threshold
-        cands = first if not long_ else _passing(np.unique(np.concatenate([s.docs for s in lists])), passes)
+        cands = first if not long_ else _passing(_unique(np.concatenate([s.docs for s in lists])), passes)
         acc = _sum(lists, cands)
     else:
         acc = _sum(lists, first)
@@ -110,7 +119,7 @@ def top(lists: Sequence[Scored], limit: int, passes: Passes, rowid: np.ndarray) 
         slack = MARGIN * (abs(theta) + sum(s.ub for s in long_))
         # a row in one long list alone scores its term there: it needs theta; a row in two or more is a candidate
         heads = [s.docs[s.best[: int(np.searchsorted(s.neg, slack - theta, "right"))]] for s in long_]
-        cands = np.unique(np.concatenate([first, *heads, _shared(long_)]))
+        cands = _unique(np.concatenate([first, *heads, _shared(long_)]))
         if len(cands) > len(first):  # else the candidates are the rows already scored
             cands = _passing(cands, passes)
             acc = _sum(lists, cands)

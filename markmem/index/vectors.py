@@ -39,58 +39,64 @@ class Matrix:
     dim: int
     kinds: list[str] = field(default_factory=list)
     ids: list[str] = field(default_factory=list)
-    pos: dict[tuple[str, str], int] = field(default_factory=dict)  # (kind, id) -> row
     data: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.float32))
     n: int = 0
     raw_seen: int = 0  # highest raw rowid covered
     claim_seen: int = 0  # highest claims rowid covered
-    # the turn rows by raw rowid (ascending), with their row and the hash of their id: a search
-    # finds its candidates' rows with one searchsorted, not a dict probe each (``read.vectors``);
+    # the turn rows by raw rowid (ascending), with their row: a search finds its candidates' rows
+    # with one searchsorted, not a dict probe each (``read.vectors``), and checks their ids;
     # None when rows came without their rowids
     turn_rowid: np.ndarray | None = field(default_factory=lambda: np.zeros(0, np.int64))
     turn_at: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
-    turn_hash: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     saved: int = -1  # rows in the saved file (``index.vecfile``) this matrix matches; -1: none
+    pos: Positions = field(init=False)  # (kind, id) -> row
+
+    def __post_init__(self) -> None:
+        self.pos = Positions(self.kinds, self.ids)
 
     def scores(self, query: np.ndarray) -> np.ndarray:
         """Cosine of every row with a unit-length query vector."""
         return np.einsum("ij,j->i", self.data[: self.n], query)
 
-    def append(self, kinds: list[str], ids: list[str], vecs: np.ndarray, rowids: list[int] | None = None) -> None:
-        """Rows for these units; ``rowids``: each turn's raw rowid (anything for a claim)."""
+    def append(self, kinds: list[str], ids: list[str], vecs: np.ndarray, rowids: list[int] | np.ndarray | None = None,
+               turns: np.ndarray | None = None) -> None:
+        """Rows for these units; ``rowids``: each turn's raw rowid (anything for a claim); ``turns``:
+        the positions of the turns among them, when known (a saved file's), else found from ``kinds``."""
         if not ids:
             return
-        self._index_turns(kinds, ids, rowids)
+        self._index_turns(kinds, rowids, turns)
         need = self.n + len(ids)
-        if need > self.data.shape[0]:
+        if self.n == 0 and _adoptable(vecs, len(ids), self.dim):  # the first rows (a saved file's): used as they are
+            self.data = vecs
+        elif need > self.data.shape[0]:
             grown = np.zeros((max(need, 2 * self.data.shape[0], 256), self.dim), np.float32)
             grown[: self.n] = self.data[: self.n]
             self.data = grown
-        self.data[self.n:need] = vecs
-        self.pos.update(zip(zip(kinds, ids, strict=True), range(self.n, need), strict=True))  # (kind, id) -> row
+        if self.data is not vecs:
+            self.data[self.n:need] = vecs
         self.kinds += kinds
         self.ids += ids
         self.n = need
 
 
-    def _index_turns(self, kinds: list[str], ids: list[str], rowids: list[int] | None) -> None:
+    def _index_turns(self, kinds: list[str], rowids: list[int] | np.ndarray | None, turns: np.ndarray | None) -> None:
         if self.turn_rowid is None:
             return
-        turns = [i for i, kind in enumerate(kinds) if kind == "turn"]
-        if not turns:
+        if turns is None:
+            turns = np.array([i for i, kind in enumerate(kinds) if kind == "turn"], np.int64)
+        if not len(turns):
             return
-        got = np.array([rowids[i] for i in turns] if rowids is not None else [], np.int64)
+        got = np.asarray(rowids, np.int64)[turns] if rowids is not None else np.zeros(0, np.int64)
         seq = np.concatenate([self.turn_rowid[-1:], got])
         if rowids is None or bool((seq[1:] <= seq[:-1]).any()):
             self.turn_rowid = None  # unknown or out of order: the dict serves
             return
         self.turn_rowid = np.append(self.turn_rowid, got)
-        self.turn_at = np.append(self.turn_at, np.array([self.n + i for i in turns], np.int64))
-        self.turn_hash = np.append(self.turn_hash, np.array([hash(ids[i]) for i in turns], np.int64))
+        self.turn_at = np.append(self.turn_at, turns.astype(np.int64) + self.n)
 
     def turn_rows(self, rowids: list[int], ids: list[str]) -> np.ndarray | None:
         """The row of each turn given by (rowid, id), -1 where it has none (or the rowid holds
-        another id: the id's hash must match too); None when the rows are not indexed by rowid."""
+        another id: the id must match too); None when the rows are not indexed by rowid."""
         if self.turn_rowid is None:
             return None
         want = np.array(rowids, np.int64)
@@ -98,8 +104,43 @@ class Matrix:
         if n == 0:
             return np.full(len(want), -1, np.int64)
         i = np.minimum(np.searchsorted(self.turn_rowid, want), n - 1)
-        ok = (self.turn_rowid[i] == want) & (self.turn_hash[i] == np.array([hash(x) for x in ids], np.int64))
-        return np.where(ok, self.turn_at[i], -1)
+        at = self.turn_at[i]
+        ok = self.turn_rowid[i] == want
+        # the id itself, compared for these few rows only (no hash of every row's id at load: ~2-10 ms at 10k)
+        ok &= np.fromiter((self.ids[a] == x for a, x in zip(at.tolist(), ids, strict=True)), bool, len(ids))
+        return np.where(ok, at, -1)
+
+
+class Positions:
+    """``(kind, id) -> row`` of a matrix (``get``), indexed per kind on the first lookup of that kind and
+    caught up as rows are appended: a fresh process's first search at 10k looks up claims and a few
+    turns (the turns' rows are found by rowid), so the 10k turns' ids are not hashed at load. A later
+    row of the same (kind, id) wins, as a dict updated row by row."""
+
+    def __init__(self, kinds: list[str], ids: list[str]) -> None:
+        self._kinds, self._ids = kinds, ids  # the matrix's own lists, appended to in place
+        self._by: dict[str, dict[str, int]] = {}
+        self._seen: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[str, str], default: int | None = None) -> int | None:
+        kind, ident = key
+        n = len(self._ids)
+        by = self._by.get(kind)
+        if by is None or self._seen[kind] < n:
+            with self._lock:
+                by = self._by.setdefault(kind, {})
+                start, kinds, ids = self._seen.get(kind, 0), self._kinds, self._ids
+                by.update({ids[i]: i for i in range(start, n) if kinds[i] == kind})
+                self._seen[kind] = max(n, start)
+        return by.get(ident, default)
+
+
+def _adoptable(vecs: np.ndarray, n: int, dim: int) -> bool:
+    """``vecs`` can be the matrix's data as it is, not copied: float32 rows of ``dim``, C order
+    (read-only is fine: rows are never written in place, a later append copies into a grown array)."""
+    return isinstance(vecs, np.ndarray) and vecs.dtype == np.float32 and vecs.shape == (n, dim) \
+        and vecs.flags.c_contiguous
 
 
 _MATS: OrderedDict[tuple[str, str, str], Matrix] = OrderedDict()
@@ -179,7 +220,7 @@ def _load(cache: Cache, embedder: Embedder, user_id: str, now: Stamp) -> Matrix:
     m = Matrix(now, embedder.dim, data=np.zeros((0, embedder.dim), np.float32))
     saved = vecfile.read(cache.path, user_id, embedder.name, embedder.dim, now) if SAVE else None
     if saved is not None:
-        m.append(saved.kinds, saved.ids, saved.data, saved.rowids)
+        m.append(saved.kinds, saved.ids, saved.data, saved.rowids, saved.turns)
         m.raw_seen, m.claim_seen, m.stamp, m.saved = saved.raw_seen, saved.claim_seen, saved.stamp, m.n
         if m.stamp == now:
             return m

@@ -1,0 +1,86 @@
+"""A fresh process's first search: what it no longer loads or builds, with the same answers."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from markmem import Memory
+from markmem.adapters import wordpiece
+from markmem.adapters.vecspec import BUILTIN_DIR
+from markmem.index import claimbook, topk
+
+
+def test_unique_is_numpys() -> None:
+    rng = random.Random(4)
+    for n in (0, 1, 2, 7, 300):
+        a = np.array([rng.randint(0, 40) for _ in range(n)], np.int32)
+        got, want = topk._unique(a), np.unique(a)
+        assert got.dtype == want.dtype and got.tolist() == want.tolist()
+
+
+def test_a_first_search_does_not_import_numpy_ma(tmp_repo: Path) -> None:
+    """``np.unique`` imports ``numpy.ma`` on its first call (~30 ms); the search path does not use it."""
+    m = Memory(tmp_repo, pii_engine="regex", vector_model="builtin", background=False)
+    m.add([{"role": "user", "content": f"I live in Lisbon and the user works at Acme {i}"} for i in range(80)],
+          user_id="alice")
+    m.flush()
+    m.close()
+    code = textwrap.dedent(f"""
+        import sys
+        from markmem import Memory
+        from markmem.index import topk
+        topk.EARLY_AT = 10  # bounded top-k for these 80 turns, as for thousands
+        m = Memory({str(tmp_repo)!r}, pii_engine="regex", vector_model="builtin", background=False)
+        for q in ("Where does the user live?", "Which company does the user work at?", "Lisbon Acme"):
+            m.search(q, user_id="alice")
+            m.search(q, user_id="alice", format="context")
+        print("numpy" in sys.modules, "numpy.ma" in sys.modules)
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["True", "False"]
+
+
+def test_a_few_hundred_pieces_are_looked_up_without_building_the_dict() -> None:
+    fast = wordpiece.WordPiece.from_file(BUILTIN_DIR / "tokenizer.json")
+    assert fast is not None and isinstance(fast.vocab, wordpiece.Sorted)
+    texts = ["What did Sam say about pottery glaze?", "Alex: hiking trip to the bakotizu mountains, so much fun"] * 3
+    ids = [fast.ids(t) for t in texts]
+    assert isinstance(fast.vocab, wordpiece.Sorted)  # a first search's words: bisection only
+    fast._dict()
+    assert isinstance(fast.vocab, dict) and [fast.ids(t) for t in texts] == ids
+    fast._words = {}
+    assert [fast.ids(t) for t in texts] == ids
+
+
+def test_claim_sources_parsed_in_one_go_are_the_row_by_row_ones() -> None:
+    rows: list[dict[str, object]] = [{"sources": '["raw/u/a/2025-01-01.jsonl#r-1"]'}, {"sources": None},
+                                     {"sources": "[]"}, {"sources": '["x#r-2", "y", ["z]"]]'}]
+    assert claimbook._sources(rows) == [json.loads(str(r["sources"] or "[]")) for r in rows]
+    odd = [{"sources": ' ["a"]'}, {"sources": '{"a": 1}'}, {"sources": '["b"]'}]  # not each one array: row by row
+    assert claimbook._sources(odd) == [["a"], {"a": 1}, ["b"]]
+    with pytest.raises(ValueError):  # two arrays in one row: an error, as row by row, never a shifted split
+        claimbook._sources([*rows, {"sources": '["a"], ["b"]'}])
+
+
+def test_matrix_positions_are_the_row_by_row_dict() -> None:
+    from markmem.index import vectors
+
+    rng = random.Random(9)
+    m = vectors.Matrix(("e", 0, 0), 4, data=np.zeros((0, 4), np.float32))
+    want: dict[tuple[str, str], int] = {}
+    for batch in range(5):
+        kinds = [rng.choice(["turn", "claim"]) for _ in range(30)]
+        ids = [f"x{rng.randint(0, 40)}" for _ in range(30)]  # repeats: the later row wins
+        m.append(kinds, ids, np.zeros((30, 4), np.float32), list(range(batch * 30, batch * 30 + 30)))
+        want.update(zip(zip(kinds, ids, strict=True), range(m.n - 30, m.n), strict=True))
+        probes = [(k, f"x{i}") for k in ("turn", "claim", "page") for i in range(45)]
+        assert [m.pos.get(p) for p in probes] == [want.get(p) for p in probes]
