@@ -23,6 +23,8 @@ from ..ports import Extraction
 from .clauses import Splitter
 from .clauses import regex_clauses as clauses
 from .extract_change import norm_value, singular, slot_name
+from .extract_fix import aligned
+from .extract_names import conjoined, member_names
 from .extract_open import read_clause
 from .extract_product import owned, stated
 from .extract_recall import Recall
@@ -260,6 +262,8 @@ class HeuristicExtractor:
         for entry in entries:
             if entry.role != "user" or entry.quarantined:
                 continue
+            lately = self.recall.lately(entry)  # before this turn: what a correction in it may correct
+            turn: list[Candidate] = []
             for line in entry.content.splitlines():
                 subject, text = _speaker(line, entry)
                 if subject is None:
@@ -267,8 +271,35 @@ class HeuristicExtractor:
                 other: str | None = None
                 for sentence in sentences(text):
                     found, other = self._sentence(entry, subject, sentence, other)
-                    out.extend(found)
+                    turn.extend(found)
+            turn = self._named(entry, turn)
+            if lately and _subject(entry) == entry.user_id:
+                fixes = aligned(normalise(entry.content), lately, self.parse)
+                turn = self.recall.fixed(entry, fixes, turn) if fixes else turn  # type: ignore[arg-type]
+            out.extend(turn)
         return Extraction(out)
+
+    def _named(self, entry: RawEntry, turn: list[Candidate]) -> list[Candidate]:
+        """ "we have two cats, Salt and Pepper": one value per named member (:mod:`.extract_names`)."""
+        if self.parse is None or not any(c.multi and not c.negated for c in turn):
+            return turn
+        doc = self.parse(normalise(entry.content)[:600])
+        out: list[Candidate] = []
+        have = {(c.predicate, c.value.casefold()) for c in turn}
+        for c in list(turn):
+            if c.multi and not c.negated and c.text:
+                extra = [v for v in conjoined(self.parse(c.text), c.value) if (c.predicate, v.casefold()) not in have]
+                turn += [replace(c, value=v) for v in extra]
+                have |= {(c.predicate, v.casefold()) for v in extra}
+        for c in turn:
+            names = member_names(doc, c.value) if c.multi and not c.negated and _UNNAMED.fullmatch(c.value) else []
+            for name in names:
+                cand = replace(c, value=f"{singular(c.value.split()[-1].casefold())} named {name}")
+                self.recall.remember(entry, cand)
+                out.append(cand)
+            if not names:
+                out.append(c)
+        return out
 
     def _sentence(self, entry: RawEntry, subject: str, sentence: str,
                   other: str | None) -> tuple[list[Candidate], str | None]:
@@ -355,6 +386,7 @@ class HeuristicExtractor:
         return out
 
 
+_UNNAMED = re.compile(r"(?:[a-z-]+ )?[a-z-]+")  # "cat", "baby girl": a kind with no name yet
 _DONE_TO_ME = re.compile(r"\b(?:made|promoted|appointed|relocated|transferred|moved|posted|took|taken|put|switched|"
                          r"hired|fired|dropped|signed|kicked|let) (?:me|us)\b(?! (?:know|think|wonder|feel|laugh)\b)",
                          re.IGNORECASE)

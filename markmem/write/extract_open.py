@@ -115,6 +115,8 @@ def may_state(clause: str) -> bool:
     m = _FIRST.match(clause.strip())
     if m is not None and lemma(m.group("verb")) not in _GATE_LIGHT:
         return True
+    if _MOVE_MADE.search(clause):
+        return True  # "we made the jump to Denver": a light verb, but a move
     if _MY.match(clause) and _CLOCK.search(clause):
         return True  # "my shift starts at 7:15"
     return _FIRST_ANY.search(clause) is not None and _CLOCK.search(clause) is not None
@@ -175,6 +177,9 @@ def _negated(root: Any) -> bool:
 def _facts(root: Any) -> list[Open]:
     key = _key(root)
     neg = _negated(root)
+    moved = _made_move(root)
+    if moved:
+        return [("lives_in", moved, "profile", False, 0.8, False)]
     if root.tag_ == "VBD" and key not in _STATE_PAST and lemma(root.text) not in _STATE_PAST and not neg:
         return []  # an event in the past, not a standing fact
     xcomp = next((c for c in root.children if c.dep_ == "xcomp" and c.pos_ == "VERB"), None)
@@ -272,6 +277,24 @@ def _new_home(root: Any) -> str:
     return ""
 
 
+_MOVE_NOUNS = frozenset("move jump leap".split())
+_MOVE_MADE = re.compile(r"\b(?:made|make|making|took|take|taken) (?:the|a|our|my) (?:big |final )?(?:move|jump|leap) "
+                        r"(?:to|into)\b", re.IGNORECASE)
+
+
+def _made_move(root: Any) -> str:
+    """A light verb with a noun of moving: "we made the jump to Denver", "made the move to Leeds" are
+    "moved to"; the place is a name (capitalised), else nothing."""
+    if lemma(root.text) not in ("make", "do", "take") or _negated(root):
+        return ""
+    obj = next((c for c in root.children if c.dep_ in ("dobj", "obj") and c.lower_ in _MOVE_NOUNS), None)
+    for prep in obj.children if obj is not None else ():
+        pobj = next((g for g in prep.children if g.dep_ == "pobj"), None)
+        if prep.dep_ == "prep" and prep.lower_ in ("to", "into") and pobj is not None and pobj.pos_ == "PROPN":
+            return _phrase(pobj)
+    return ""
+
+
 def _facts_of(verb: Any, neg: bool) -> list[Open]:
     key = _key(verb)
     base = lemma(verb.text)
@@ -346,13 +369,16 @@ def _owned_by_other(verb: Any) -> bool:
                                    for c in obj.children)
 
 
+_PREP = {"into": "in", "onto": "on", "inside": "in"}  # "settling into Wroclaw" is "settle in"
+
+
 def _preps(verb: Any) -> list[tuple[str, str]]:
     out = []
     for c in verb.children:
         if c.dep_ == "prep":
             pobj = next((g for g in c.children if g.dep_ == "pobj"), None)
             if pobj is not None:
-                out.append((c.lower_, _phrase(pobj)))
+                out.append((_PREP.get(c.lower_, c.lower_), _phrase(pobj)))
         elif c.dep_ == "prt":  # "get around in": the particle's own preposition
             for g in c.children:
                 pobj = next((x for x in g.children if x.dep_ == "pobj"), None)
