@@ -73,10 +73,11 @@ _CONTRACTIONS = [
 _MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
 _DAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
 _WHEN = (
-    rf"(?:last|next|this|these|every) \w+|(?:in|on|since|from|until|by|around) (?:(?:early|late|mid)[- ])?"
+    rf"(?:last|next|this|these|every) \w+|(?:in|on|since|from|until|by|around|over) (?:(?:early|late|mid)[- ])?"
     rf"(?:{_MONTHS}|{_DAYS}|spring|summer|fall|autumn|winter|\d{{4}}|the (?:spring|summer|fall|autumn|winter|"
-    rf"past|end|beginning|middle|weekend)\b)|(?:a few|a couple of|several|\d+|one|two|three|four|five|six|"
-    rf"seven|eight|nine|ten) \w+ ago|\w+ ago|for (?:a while|years|months|ages|good|now|\w+ (?:years|months|weeks))"
+    rf"past|end|beginning|middle|weekend|holidays?|break|christmas)\b)|"
+    rf"(?:a few|a couple of|several|\d+|one|two|three|four|five|six|seven|eight|nine|ten) \w+ ago|\w+ ago|"
+    rf"for (?:a while|years|months|ages|good|now|\w+ (?:years|months|weeks))"
 )
 _CALLED = re.compile(r"^(?:a|an|the|our|my)\s+(?:[\w-]+\s+){0,3}?(?:called|named|in)\s+(?=\S)"
                      r"|^(?:a|an|the|our|my)\s+(?:new\s+)?(?:[\w-]+\s+){0,2}(?:place|flat|apartment|house|home|room|"
@@ -170,6 +171,11 @@ def _predicate(base: str, match: re.Match[str], value: str, multi: bool) -> tupl
         kind = slot_name(match.group("k") or "exercise")
         return f"routine_{kind}", value, False
     if base == "slot":
+        home = _HOME_KEY.fullmatch(match.group("k").strip())
+        if home and home.group("place") and looks_like_place(home.group("place")):
+            return "lives_in", home.group("place"), False  # "my apartment in Quito is at altitude"
+        if home and value.casefold().startswith(("in ", "now in ")):
+            return "lives_in", value.split(" in ", 1)[-1] if " in " in value else value[3:], False  # "address is in X"
         return slot_name(match.group("k")), value, False
     if base == "favorite":
         kind = re.sub(r"[^a-z]+", "_", match.group("k").casefold()).strip("_")
@@ -309,7 +315,7 @@ class HeuristicExtractor:
         if whole is not None:
             return whole, other
         out: list[Candidate] = []
-        for text in _statements(self.split(s), s.rstrip().endswith("?")):
+        for text in _statements(_spliced(self.split(s)), s.rstrip().endswith("?")):
             fixed = self.recall.correction(entry, text)
             if fixed is not None:
                 out.extend(fixed)
@@ -386,11 +392,32 @@ class HeuristicExtractor:
         return out
 
 
+_HOME_KEY = re.compile(r"(?:new |old |little |tiny |own |current )?(?:apartment|flat|house|place|home|address|condo|"
+                       r"studio)(?: (?:in|near) (?P<place>.+))?", re.IGNORECASE)
 _UNNAMED = re.compile(r"(?:[a-z-]+ )?[a-z-]+")  # "cat", "baby girl": a kind with no name yet
 _DONE_TO_ME = re.compile(r"\b(?:made|promoted|appointed|relocated|transferred|moved|posted|took|taken|put|switched|"
                          r"hired|fired|dropped|signed|kicked|let) (?:me|us)\b(?! (?:know|think|wonder|feel|laugh)\b)",
                          re.IGNORECASE)
 _PRONOUN_START = re.compile(r"^(?:(?:and|but|so|also|then)[, ]+)*(?:she|he|they)\b", re.IGNORECASE)
+_SPLICE = re.compile(r",\s+(?=(?:(?:and|but|so|now|anyway)\s+)?(?:i|we)(?:'m|'re|'ve| am| are| have)?\s+[a-z])",
+                     re.IGNORECASE)
+_SUBORDINATE = re.compile(r"^\W*(?:if|when|whenever|once|unless|because|since|although|though|as soon as|after|"
+                          r"before|while|until|whether|even if|in case)\b", re.IGNORECASE)
+
+
+def _spliced(parts: list[str]) -> list[str]:
+    """A comma splice is two clauses: "said goodbye to Krakow, we're settling into Wroclaw"; not after
+    a subordinate clause ("if I get the job, I'm moving": the condition stays with what it conditions)."""
+    out: list[str] = []
+    for part in parts:
+        pieces = _SPLICE.split(part)
+        if len(pieces) > 1 and not _SUBORDINATE.match(part):
+            out += [p for p in pieces if p.strip()]
+        else:
+            out.append(part)
+    return out
+
+
 def _statements(parts: list[str], asked: bool) -> list[str]:
     """The clauses that state something: a sentence ending in "?" keeps only the clauses before its
     last one that do not ask ("in salzburg for a few days, any cafe tips?")."""
