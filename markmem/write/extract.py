@@ -14,8 +14,9 @@ Hedged sentences ("I think...") get a low confidence, so their candidates go to 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
+from typing import Any
 
 from ..ids import format_time
 from ..model import Candidate, RawEntry
@@ -289,14 +290,16 @@ class HeuristicExtractor:
         """ "we have two cats, Salt and Pepper": one value per named member (:mod:`.extract_names`)."""
         if self.parse is None or not any(c.multi and not c.negated for c in turn):
             return turn
-        doc = self.parse(normalise(entry.content)[:600])
-        out: list[Candidate] = []
         have = {(c.predicate, c.value.casefold()) for c in turn}
         for c in list(turn):
-            if c.multi and not c.negated and c.text:
+            if c.multi and not c.negated and _COORDINATED.search(c.text):
                 extra = [v for v in conjoined(self.parse(c.text), c.value) if (c.predicate, v.casefold()) not in have]
                 turn += [replace(c, value=v) for v in extra]
                 have |= {(c.predicate, v.casefold()) for v in extra}
+        if not _NAMING.search(entry.content):
+            return turn  # no name given: no parse needed
+        doc = self.parse(normalise(entry.content)[:600])
+        out: list[Candidate] = []
         for c in turn:
             names = member_names(doc, c.value) if c.multi and not c.negated and _UNNAMED.fullmatch(c.value) else []
             for name in names:
@@ -315,7 +318,7 @@ class HeuristicExtractor:
         if whole is not None:
             return whole, other
         out: list[Candidate] = []
-        for text in _statements(_spliced(self.split(s)), s.rstrip().endswith("?")):
+        for text in _statements(_spliced(self.split(s), self.parse), s.rstrip().endswith("?")):
             fixed = self.recall.correction(entry, text)
             if fixed is not None:
                 out.extend(fixed)
@@ -394,6 +397,8 @@ class HeuristicExtractor:
 
 _HOME_KEY = re.compile(r"(?:new |old |little |tiny |own |current )?(?:apartment|flat|house|place|home|address|condo|"
                        r"studio)(?: (?:in|near) (?P<place>.+))?", re.IGNORECASE)
+_COORDINATED = re.compile(r"\s(?:and|&)\s", re.IGNORECASE)
+_NAMING = re.compile(r"\b(?:named|called|names? (?:is|are|was))\b|\S[,!.]?\s+(?-i:[A-Z])[a-z]", re.IGNORECASE)
 _UNNAMED = re.compile(r"(?:[a-z-]+ )?[a-z-]+")  # "cat", "baby girl": a kind with no name yet
 _DONE_TO_ME = re.compile(r"\b(?:made|promoted|appointed|relocated|transferred|moved|posted|took|taken|put|switched|"
                          r"hired|fired|dropped|signed|kicked|let) (?:me|us)\b(?! (?:know|think|wonder|feel|laugh)\b)",
@@ -405,13 +410,17 @@ _SUBORDINATE = re.compile(r"^\W*(?:if|when|whenever|once|unless|because|since|al
                           r"before|while|until|whether|even if|in case)\b", re.IGNORECASE)
 
 
-def _spliced(parts: list[str]) -> list[str]:
-    """A comma splice is two clauses: "said goodbye to Krakow, we're settling into Wroclaw"; not after
-    a subordinate clause ("if I get the job, I'm moving": the condition stays with what it conditions)."""
+def _spliced(parts: list[str], parse: Callable[[str], Any] | None) -> list[str]:
+    """A comma splice is two clauses: "said goodbye to Krakow, we're settling into Wroclaw" (each part
+    has a verb in spaCy's parse); not after a subordinate clause ("if I get the job, I'm moving": the
+    condition stays with what it conditions), nor after a phrase ("three jobs later, I'm at H&M")."""
+    if parse is None:
+        return parts
     out: list[str] = []
     for part in parts:
         pieces = _SPLICE.split(part)
-        if len(pieces) > 1 and not _SUBORDINATE.match(part):
+        if len(pieces) > 1 and not _SUBORDINATE.match(part) and all(
+                any(t.pos_ == "VERB" for t in parse(p)) for p in pieces[:-1]):
             out += [p for p in pieces if p.strip()]
         else:
             out.append(part)

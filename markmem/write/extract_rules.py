@@ -368,7 +368,14 @@ def looks_like_place(value: str) -> bool:
     words = value.casefold().split()
     if not words or words[0] in ("a", "an", "my", "our", "his", "her", "their", "some", "another"):
         return False
+    if len(words) == 1 and words[0] in _WHEN_WORDS:
+        return False  # "we signed the lease in August": a time, not a place
     return words[-1] not in DWELLINGS
+
+
+_WHEN_WORDS = frozenset("january february march april may june july august september october november december "
+                        "monday tuesday wednesday thursday friday saturday sunday spring summer autumn fall winter "
+                        "christmas easter".split())
 
 
 def looks_like_job(value: str) -> bool:
