@@ -125,3 +125,12 @@ def test_future_dated_end_of_year_and_become() -> None:
     assert scheduled("we'll be relocating to Kigali at the end of the year", when)[1].startswith("2026-01-01")  # type: ignore[index]
     assert scheduled("in September I become a fully qualified teacher", "2026-07-01T09:00:00Z")[1].startswith(  # type: ignore[index]
         "2026-09-01")
+
+
+# -- roles said with "as" ------------------------------------------------------------------------
+def test_role_said_with_as_whatever_the_verb() -> None:
+    assert _run("I retrained and now I earn my money as a UX researcher")[0] == [("job", "UX researcher", False)]
+    assert _run("I got hired as a sous chef at Marlow's") == [[("job", "sous chef", False),
+                                                               ("employer", "Marlow", False)]]
+    assert _run("I worked as a waiter in college") == [[]]  # history
+    assert _run("I volunteer as a coach at Hackney FC") == [[]]  # unpaid: not the job

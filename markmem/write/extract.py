@@ -398,7 +398,7 @@ class HeuristicExtractor:
 _HOME_KEY = re.compile(r"(?:new |old |little |tiny |own |current )?(?:apartment|flat|house|place|home|address|condo|"
                        r"studio)(?: (?:in|near) (?P<place>.+))?", re.IGNORECASE)
 _COORDINATED = re.compile(r"\s(?:and|&)\s", re.IGNORECASE)
-_NAMING = re.compile(r"\b(?:named|called|names? (?:is|are|was))\b|\S[,!.]?\s+(?-i:[A-Z])[a-z]", re.IGNORECASE)
+_NAMING = re.compile(r"\b(?:named|called|names? (?:is|are|was))\b|,\s+(?-i:[A-Z])[a-z]", re.IGNORECASE)
 _UNNAMED = re.compile(r"(?:[a-z-]+ )?[a-z-]+")  # "cat", "baby girl": a kind with no name yet
 _DONE_TO_ME = re.compile(r"\b(?:made|promoted|appointed|relocated|transferred|moved|posted|took|taken|put|switched|"
                          r"hired|fired|dropped|signed|kicked|let) (?:me|us)\b(?! (?:know|think|wonder|feel|laugh)\b)",
@@ -411,20 +411,25 @@ _SUBORDINATE = re.compile(r"^\W*(?:if|when|whenever|once|unless|because|since|al
 
 
 def _spliced(parts: list[str], parse: Callable[[str], Any] | None) -> list[str]:
-    """A comma splice is two clauses: "said goodbye to Krakow, we're settling into Wroclaw" (each part
-    has a verb in spaCy's parse); not after a subordinate clause ("if I get the job, I'm moving": the
-    condition stays with what it conditions), nor after a phrase ("three jobs later, I'm at H&M")."""
+    """A comma splice is two clauses: "said goodbye to Krakow, we're settling into Wroclaw" (the part
+    before has a verb in spaCy's parse); not after a subordinate clause ("if I get the job, I'm
+    moving": the condition stays with what it conditions), nor after a phrase ("three jobs later,
+    I'm at H&M")."""
     if parse is None:
         return parts
     out: list[str] = []
     for part in parts:
         pieces = _SPLICE.split(part)
-        if len(pieces) > 1 and not _SUBORDINATE.match(part) and all(
-                any(t.pos_ == "VERB" for t in parse(p)) for p in pieces[:-1]):
+        if len(pieces) > 1 and not _SUBORDINATE.match(part) and _verb_before(parse(part), len(pieces[0])):
             out += [p for p in pieces if p.strip()]
         else:
             out.append(part)
     return out
+
+
+def _verb_before(doc: Any, end: int) -> bool:
+    """A verb in the first piece of a comma splice (its first ``end`` characters)."""
+    return any(t.pos_ == "VERB" for t in doc if t.idx < end)
 
 
 def _statements(parts: list[str], asked: bool) -> list[str]:

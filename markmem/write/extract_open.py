@@ -31,6 +31,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from .extract_role import as_role
+
 Parse = Callable[[str], Any]
 Slot = tuple[str, str, bool]  # (predicate, page type, multi-valued)
 Open = tuple[str, str, str, bool, float, bool]  # (predicate, value, type, multi, confidence, negated)
@@ -180,6 +182,9 @@ def _facts(root: Any) -> list[Open]:
     moved = _made_move(root)
     if moved:
         return [("lives_in", moved, "profile", False, 0.8, False)]
+    role = as_role(root, neg)
+    if role:
+        return role
     if root.tag_ == "VBD" and key not in _STATE_PAST and lemma(root.text) not in _STATE_PAST and not neg:
         return []  # an event in the past, not a standing fact
     xcomp = next((c for c in root.children if c.dep_ == "xcomp" and c.pos_ == "VERB"), None)
