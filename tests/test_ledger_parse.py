@@ -134,3 +134,10 @@ def test_role_said_with_as_whatever_the_verb() -> None:
                                                                ("employer", "Marlow", False)]]
     assert _run("I worked as a waiter in college") == [[]]  # history
     assert _run("I volunteer as a coach at Hackney FC") == [[]]  # unpaid: not the job
+
+
+def test_a_standing_tie_to_a_name_and_its_change() -> None:
+    tie, switched = _run("I bank with Monzo", "switched my bank to Starling")
+    assert tie == [("banks_with", "Monzo", False)]
+    assert switched == [("banks_with", "Starling", False)]  # one value: the resolver supersedes Monzo
+    assert _run("I banked with Monzo years ago") == [[]]  # a plain past is history

@@ -300,6 +300,24 @@ def _made_move(root: Any) -> str:
     return ""
 
 
+_WITH_PREPS = frozenset("with for at through via".split())
+
+
+def _named_with(verb: Any, key: str, preps: list[tuple[str, str]]) -> Open | None:
+    """ "I bank with Monzo", "I ride for Deliveroo": a verb in the present with a proper name after
+    "with"/"for"/"at" is a standing tie to that name; one value per verb and preposition
+    (``banks_with``), so a later one replaces it."""
+    if verb.tag_ not in ("VBP", "VBZ") or key in _LIGHT or lemma(verb.text) in _ROUTINE:
+        return None
+    for c in verb.children:
+        pobj = next((g for g in c.children if g.dep_ == "pobj"), None) if c.dep_ == "prep" else None
+        if pobj is not None and c.lower_ in _WITH_PREPS and pobj.pos_ == "PROPN" and not _CLOCK.search(pobj.text):
+            value = next((v for p, v in preps if p == c.lower_), "")
+            if value:
+                return (f"{_third(lemma(verb.text))}_{c.lower_}", value, "fact", False, 0.6, False)
+    return None
+
+
 def _facts_of(verb: Any, neg: bool) -> list[Open]:
     key = _key(verb)
     base = lemma(verb.text)
@@ -323,6 +341,9 @@ def _facts_of(verb: Any, neg: bool) -> list[Open]:
     slot = SLOTS.get(key)
     if slot and obj and not _owned_by_other(verb):
         return [(slot[0], obj, slot[1], slot[2], 0.75, neg)]
+    named = _named_with(verb, key, preps)
+    if named and not slot and not obj:
+        return [named if not neg else (*named[:5], True)]
     if slot or key in _LIGHT or not obj:
         return []
     # a verb outside the table: its own multi-valued slot, under the review threshold
