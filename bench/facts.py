@@ -10,7 +10,8 @@ Sets of multi-session chat scenarios (issue #12):
 * ``bench/data/facts_blind3.jsonl``: a third blind set (ids ``b3-``), written the same way beside the tuning
   set ``tune5`` (other people, values and phrasings); first run in ``bench/results/facts-blind3-first-run.md``.
 * ``bench/data/facts_tune.jsonl``: different people, places and wording, to tune on
-  (``tune2`` ... ``tune5``: later tuning sets; ``tune5`` was written by the outsider who wrote ``blind3``).
+  (``tune2`` ... ``tune6``: later tuning sets; ``tune5`` was written by the outsider who wrote ``blind3``;
+  ``tune6``: first run in ``bench/results/facts-tune6-first-run.md``).
 
 Scenario format (one JSON object per line)::
 
@@ -59,7 +60,7 @@ Default settings (``markmem.Memory(path)``: default PII gate, extractor, backgro
 run of turns with one user and one occurred_at is one ``add()``. Timings are of a machine with 2 cores
 shared with other jobs: compare runs on the same machine only.
 
-    PYTHONPATH=. python bench/facts.py [--set blind|blind2|blind3|tune|tune2..tune5|both|all] [--show-failures]
+    PYTHONPATH=. python bench/facts.py [--set blind|blind2|blind3|tune|tune2..tune6|both|all] [--show-failures]
                                        [--json] [--limit N] [--work DIR]
                                        [--override pii_policy=tag]   (not for the targets)
 """
@@ -90,7 +91,8 @@ SETS = {"blind": DATA / "facts_blind.jsonl", "blind2": DATA / "facts_blind2.json
         "tune2": DATA / "facts_tune2.jsonl",  # tune2: a second tuning set, written after the first round
         "tune3": DATA / "facts_tune3.jsonl",  # tune3: written before the open-vocabulary path (issue #12)
         "tune4": DATA / "facts_tune4.jsonl",  # tune4: longer chats (assistant echoes, chit-chat), written first
-        "tune5": DATA / "facts_tune5.jsonl"}  # tune5: written by an outsider beside blind3, for tuning
+        "tune5": DATA / "facts_tune5.jsonl",  # tune5: written by an outsider beside blind3, for tuning
+        "tune6": DATA / "facts_tune6.jsonl"}  # tune6: new wording (h-ledger4), first run before its tuning
 BLIND = frozenset({"blind", "blind2", "blind3"})  # never tuned on: their failures are never printed
 METRICS = ("ledger", "pack1", "json1", "current1", "stale5", "asof5", "latest1")
 # the blind set's first run, before any tuning (bench/results/facts-first-run.md): every run prints it

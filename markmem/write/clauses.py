@@ -94,7 +94,7 @@ def _parse_cached(splitter: SpacySplitter, text: str) -> Any:
 
 @lru_cache(maxsize=4096)
 def _split_cached(splitter: SpacySplitter, text: str) -> tuple[str, ...]:
-    doc = splitter._load()(text)
+    doc = _parse_cached(splitter, text)  # one parse per text: the extractor may read the same one
     heads = [t for t in doc if t.dep_ == "ROOT" or (t.dep_ in _CLAUSE_DEPS and t.pos_ in ("VERB", "AUX")
                                                   and _own_clause(t))]
     if len(heads) < 2:

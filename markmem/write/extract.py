@@ -14,8 +14,9 @@ Hedged sentences ("I think...") get a low confidence, so their candidates go to 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
+from typing import Any
 
 from ..ids import format_time
 from ..model import Candidate, RawEntry
@@ -23,6 +24,8 @@ from ..ports import Extraction
 from .clauses import Splitter
 from .clauses import regex_clauses as clauses
 from .extract_change import norm_value, singular, slot_name
+from .extract_fix import aligned
+from .extract_names import conjoined, member_names
 from .extract_open import read_clause
 from .extract_product import owned, stated
 from .extract_recall import Recall
@@ -71,10 +74,11 @@ _CONTRACTIONS = [
 _MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
 _DAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
 _WHEN = (
-    rf"(?:last|next|this|these|every) \w+|(?:in|on|since|from|until|by|around) (?:(?:early|late|mid)[- ])?"
+    rf"(?:last|next|this|these|every) \w+|(?:in|on|since|from|until|by|around|over) (?:(?:early|late|mid)[- ])?"
     rf"(?:{_MONTHS}|{_DAYS}|spring|summer|fall|autumn|winter|\d{{4}}|the (?:spring|summer|fall|autumn|winter|"
-    rf"past|end|beginning|middle|weekend)\b)|(?:a few|a couple of|several|\d+|one|two|three|four|five|six|"
-    rf"seven|eight|nine|ten) \w+ ago|\w+ ago|for (?:a while|years|months|ages|good|now|\w+ (?:years|months|weeks))"
+    rf"past|end|beginning|middle|weekend|holidays?|break|christmas)\b)|"
+    rf"(?:a few|a couple of|several|\d+|one|two|three|four|five|six|seven|eight|nine|ten) \w+ ago|\w+ ago|"
+    rf"for (?:a while|years|months|ages|good|now|\w+ (?:years|months|weeks))"
 )
 _CALLED = re.compile(r"^(?:a|an|the|our|my)\s+(?:[\w-]+\s+){0,3}?(?:called|named|in)\s+(?=\S)"
                      r"|^(?:a|an|the|our|my)\s+(?:new\s+)?(?:[\w-]+\s+){0,2}(?:place|flat|apartment|house|home|room|"
@@ -168,6 +172,11 @@ def _predicate(base: str, match: re.Match[str], value: str, multi: bool) -> tupl
         kind = slot_name(match.group("k") or "exercise")
         return f"routine_{kind}", value, False
     if base == "slot":
+        home = _HOME_KEY.fullmatch(match.group("k").strip())
+        if home and home.group("place") and looks_like_place(home.group("place")):
+            return "lives_in", home.group("place"), False  # "my apartment in Quito is at altitude"
+        if home and value.casefold().startswith(("in ", "now in ")):
+            return "lives_in", value.split(" in ", 1)[-1] if " in " in value else value[3:], False  # "address is in X"
         return slot_name(match.group("k")), value, False
     if base == "favorite":
         kind = re.sub(r"[^a-z]+", "_", match.group("k").casefold()).strip("_")
@@ -260,6 +269,8 @@ class HeuristicExtractor:
         for entry in entries:
             if entry.role != "user" or entry.quarantined:
                 continue
+            lately = self.recall.lately(entry)  # before this turn: what a correction in it may correct
+            turn: list[Candidate] = []
             for line in entry.content.splitlines():
                 subject, text = _speaker(line, entry)
                 if subject is None:
@@ -267,8 +278,37 @@ class HeuristicExtractor:
                 other: str | None = None
                 for sentence in sentences(text):
                     found, other = self._sentence(entry, subject, sentence, other)
-                    out.extend(found)
+                    turn.extend(found)
+            turn = self._named(entry, turn)
+            if lately and _subject(entry) == entry.user_id:
+                fixes = aligned(normalise(entry.content), lately, self.parse)
+                turn = self.recall.fixed(entry, fixes, turn) if fixes else turn  # type: ignore[arg-type]
+            out.extend(turn)
         return Extraction(out)
+
+    def _named(self, entry: RawEntry, turn: list[Candidate]) -> list[Candidate]:
+        """ "we have two cats, Salt and Pepper": one value per named member (:mod:`.extract_names`)."""
+        if self.parse is None or not any(c.multi and not c.negated for c in turn):
+            return turn
+        have = {(c.predicate, c.value.casefold()) for c in turn}
+        for c in list(turn):
+            if c.multi and not c.negated and _COORDINATED.search(c.text):
+                extra = [v for v in conjoined(self.parse(c.text), c.value) if (c.predicate, v.casefold()) not in have]
+                turn += [replace(c, value=v) for v in extra]
+                have |= {(c.predicate, v.casefold()) for v in extra}
+        if not _NAMING.search(entry.content):
+            return turn  # no name given: no parse needed
+        doc = self.parse(normalise(entry.content)[:600])
+        out: list[Candidate] = []
+        for c in turn:
+            names = member_names(doc, c.value) if c.multi and not c.negated and _UNNAMED.fullmatch(c.value) else []
+            for name in names:
+                cand = replace(c, value=f"{singular(c.value.split()[-1].casefold())} named {name}")
+                self.recall.remember(entry, cand)
+                out.append(cand)
+            if not names:
+                out.append(c)
+        return out
 
     def _sentence(self, entry: RawEntry, subject: str, sentence: str,
                   other: str | None) -> tuple[list[Candidate], str | None]:
@@ -278,7 +318,7 @@ class HeuristicExtractor:
         if whole is not None:
             return whole, other
         out: list[Candidate] = []
-        for text in _statements(self.split(s), s.rstrip().endswith("?")):
+        for text in _statements(_spliced(self.split(s), self.parse), s.rstrip().endswith("?")):
             fixed = self.recall.correction(entry, text)
             if fixed is not None:
                 out.extend(fixed)
@@ -355,10 +395,43 @@ class HeuristicExtractor:
         return out
 
 
+_HOME_KEY = re.compile(r"(?:new |old |little |tiny |own |current )?(?:apartment|flat|house|place|home|address|condo|"
+                       r"studio)(?: (?:in|near) (?P<place>.+))?", re.IGNORECASE)
+_COORDINATED = re.compile(r"\s(?:and|&)\s", re.IGNORECASE)
+_NAMING = re.compile(r"\b(?:named|called|names? (?:is|are|was))\b|,\s+(?-i:[A-Z])[a-z]", re.IGNORECASE)
+_UNNAMED = re.compile(r"(?:[a-z-]+ )?[a-z-]+")  # "cat", "baby girl": a kind with no name yet
 _DONE_TO_ME = re.compile(r"\b(?:made|promoted|appointed|relocated|transferred|moved|posted|took|taken|put|switched|"
                          r"hired|fired|dropped|signed|kicked|let) (?:me|us)\b(?! (?:know|think|wonder|feel|laugh)\b)",
                          re.IGNORECASE)
 _PRONOUN_START = re.compile(r"^(?:(?:and|but|so|also|then)[, ]+)*(?:she|he|they)\b", re.IGNORECASE)
+_SPLICE = re.compile(r",\s+(?=(?:(?:and|but|so|now|anyway)\s+)?(?:i|we)(?:'m|'re|'ve| am| are| have)?\s+[a-z])",
+                     re.IGNORECASE)
+_SUBORDINATE = re.compile(r"^\W*(?:if|when|whenever|once|unless|because|since|although|though|as soon as|after|"
+                          r"before|while|until|whether|even if|in case)\b", re.IGNORECASE)
+
+
+def _spliced(parts: list[str], parse: Callable[[str], Any] | None) -> list[str]:
+    """A comma splice is two clauses: "said goodbye to Krakow, we're settling into Wroclaw" (the part
+    before has a verb in spaCy's parse); not after a subordinate clause ("if I get the job, I'm
+    moving": the condition stays with what it conditions), nor after a phrase ("three jobs later,
+    I'm at H&M")."""
+    if parse is None:
+        return parts
+    out: list[str] = []
+    for part in parts:
+        pieces = _SPLICE.split(part)
+        if len(pieces) > 1 and not _SUBORDINATE.match(part) and _verb_before(parse(part), len(pieces[0])):
+            out += [p for p in pieces if p.strip()]
+        else:
+            out.append(part)
+    return out
+
+
+def _verb_before(doc: Any, end: int) -> bool:
+    """A verb in the first piece of a comma splice (its first ``end`` characters)."""
+    return any(t.pos_ == "VERB" for t in doc if t.idx < end)
+
+
 def _statements(parts: list[str], asked: bool) -> list[str]:
     """The clauses that state something: a sentence ending in "?" keeps only the clauses before its
     last one that do not ask ("in salzburg for a few days, any cafe tips?")."""

@@ -140,7 +140,13 @@ def _clean(value: str) -> str:
     v = re.sub(r"\s+(?:again|now|too|as well|instead|lol|haha|tbh|ngl|rn|honestly|this season|this year|for good|"
                r"for me|for us)$", "", v,
                flags=re.IGNORECASE)
+    v = _WHEN_TAIL.sub("", v)  # "Melbourne over the holidays": when it changed is not the value
     return v.strip()
+
+
+_WHEN_TAIL = re.compile(r"\s+(?:over|during|in|at|on|by|last|this|before|after) (?:the )?(?:holidays?|summer|winter|"
+                        r"spring|autumn|fall|weekend|break|christmas|week|month|year|end of \w+(?: \w+)?)$",
+                        re.IGNORECASE)
 
 
 def norm_value(value: str) -> str:

@@ -31,6 +31,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from .extract_role import as_role
+
 Parse = Callable[[str], Any]
 Slot = tuple[str, str, bool]  # (predicate, page type, multi-valued)
 Open = tuple[str, str, str, bool, float, bool]  # (predicate, value, type, multi, confidence, negated)
@@ -115,6 +117,8 @@ def may_state(clause: str) -> bool:
     m = _FIRST.match(clause.strip())
     if m is not None and lemma(m.group("verb")) not in _GATE_LIGHT:
         return True
+    if _MOVE_MADE.search(clause):
+        return True  # "we made the jump to Denver": a light verb, but a move
     if _MY.match(clause) and _CLOCK.search(clause):
         return True  # "my shift starts at 7:15"
     return _FIRST_ANY.search(clause) is not None and _CLOCK.search(clause) is not None
@@ -175,6 +179,12 @@ def _negated(root: Any) -> bool:
 def _facts(root: Any) -> list[Open]:
     key = _key(root)
     neg = _negated(root)
+    moved = _made_move(root)
+    if moved:
+        return [("lives_in", moved, "profile", False, 0.8, False)]
+    role = as_role(root, neg)
+    if role:
+        return role
     if root.tag_ == "VBD" and key not in _STATE_PAST and lemma(root.text) not in _STATE_PAST and not neg:
         return []  # an event in the past, not a standing fact
     xcomp = next((c for c in root.children if c.dep_ == "xcomp" and c.pos_ == "VERB"), None)
@@ -272,6 +282,42 @@ def _new_home(root: Any) -> str:
     return ""
 
 
+_MOVE_NOUNS = frozenset("move jump leap".split())
+_MOVE_MADE = re.compile(r"\b(?:made|make|making|took|take|taken) (?:the|a|our|my) (?:big |final )?(?:move|jump|leap) "
+                        r"(?:to|into)\b", re.IGNORECASE)
+
+
+def _made_move(root: Any) -> str:
+    """A light verb with a noun of moving: "we made the jump to Denver", "made the move to Leeds" are
+    "moved to"; the place is a name (capitalised), else nothing."""
+    if lemma(root.text) not in ("make", "do", "take") or _negated(root):
+        return ""
+    obj = next((c for c in root.children if c.dep_ in ("dobj", "obj") and c.lower_ in _MOVE_NOUNS), None)
+    for prep in obj.children if obj is not None else ():
+        pobj = next((g for g in prep.children if g.dep_ == "pobj"), None)
+        if prep.dep_ == "prep" and prep.lower_ in ("to", "into") and pobj is not None and pobj.pos_ == "PROPN":
+            return _phrase(pobj)
+    return ""
+
+
+_WITH_PREPS = frozenset("with for at through via".split())
+
+
+def _named_with(verb: Any, key: str, preps: list[tuple[str, str]]) -> Open | None:
+    """ "I bank with Monzo", "I ride for Deliveroo": a verb in the present with a proper name after
+    "with"/"for"/"at" is a standing tie to that name; one value per verb and preposition
+    (``banks_with``), so a later one replaces it."""
+    if verb.tag_ not in ("VBP", "VBZ") or key in _LIGHT or lemma(verb.text) in _ROUTINE:
+        return None
+    for c in verb.children:
+        pobj = next((g for g in c.children if g.dep_ == "pobj"), None) if c.dep_ == "prep" else None
+        if pobj is not None and c.lower_ in _WITH_PREPS and pobj.pos_ == "PROPN" and not _CLOCK.search(pobj.text):
+            value = next((v for p, v in preps if p == c.lower_), "")
+            if value:
+                return (f"{_third(lemma(verb.text))}_{c.lower_}", value, "fact", False, 0.6, False)
+    return None
+
+
 def _facts_of(verb: Any, neg: bool) -> list[Open]:
     key = _key(verb)
     base = lemma(verb.text)
@@ -295,6 +341,9 @@ def _facts_of(verb: Any, neg: bool) -> list[Open]:
     slot = SLOTS.get(key)
     if slot and obj and not _owned_by_other(verb):
         return [(slot[0], obj, slot[1], slot[2], 0.75, neg)]
+    named = _named_with(verb, key, preps)
+    if named and not slot and not obj:
+        return [named if not neg else (*named[:5], True)]
     if slot or key in _LIGHT or not obj:
         return []
     # a verb outside the table: its own multi-valued slot, under the review threshold
@@ -346,13 +395,16 @@ def _owned_by_other(verb: Any) -> bool:
                                    for c in obj.children)
 
 
+_PREP = {"into": "in", "onto": "on", "inside": "in"}  # "settling into Wroclaw" is "settle in"
+
+
 def _preps(verb: Any) -> list[tuple[str, str]]:
     out = []
     for c in verb.children:
         if c.dep_ == "prep":
             pobj = next((g for g in c.children if g.dep_ == "pobj"), None)
             if pobj is not None:
-                out.append((c.lower_, _phrase(pobj)))
+                out.append((_PREP.get(c.lower_, c.lower_), _phrase(pobj)))
         elif c.dep_ == "prt":  # "get around in": the particle's own preposition
             for g in c.children:
                 pobj = next((x for x in g.children if x.dep_ == "pobj"), None)

@@ -255,6 +255,36 @@ class Recall:
             break
         return None
 
+    def lately(self, entry: RawEntry) -> list[Recent]:
+        """The user's own facts of this conversation (said within a day before this turn), oldest first."""
+        since = _days_before(entry.when, 1)
+        return [r for r in self._recent.get(entry.user_id, [])
+                if r.subject == entry.user_id and since <= r.said <= entry.when]
+
+    def fixed(self, entry: RawEntry, fixes: list[tuple[Recent, str, str | None]],
+              found: list[Candidate]) -> list[Candidate]:
+        """Corrections found by alignment (:mod:`.extract_fix`): each fact now holds its new word in
+        the old one's place; what this turn's clauses misread from the new word (a "teaches physics"
+        beside the corrected job) is dropped. A slot the turn restated itself keeps the turn's value."""
+        restated = {(c.subject, c.predicate) for c in found}
+        fixes = [f for f in fixes if (f[0].subject, f[0].predicate) not in restated]
+        if not fixes:
+            return found
+        new = fixes[0][1]
+        out = [c for c in found if new.casefold() not in c.value.casefold()]
+        text = next((p for p in re.split(r"(?<=[.!?;,])\s+", entry.content) if new.casefold() in p.casefold()),
+                    entry.content).strip()[:300]
+        for fact, word, old in fixes:
+            base = dict(type=fact.type, multi=fact.multi, valid_from=fact.valid_from)
+            if fact.multi:  # each value has its own page: end the wrong one
+                out.append(Candidate(entry.id, fact.subject, fact.predicate, fact.value, text, 0.85,
+                                     negated=True, **base))  # type: ignore[arg-type]
+            cand = Candidate(entry.id, fact.subject, fact.predicate, replace_value(fact.value, word, old), text,
+                             0.85, **base)  # type: ignore[arg-type]
+            self.remember(entry, cand)
+            out.append(cand)
+        return out
+
     def remember(self, entry: RawEntry, cand: Candidate) -> None:
         if cand.negated:
             return

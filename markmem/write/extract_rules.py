@@ -268,7 +268,7 @@ RULES: list[Rule] = [
     (_r(rf"{_I}(?:'ve| have)? {_A}(?:moved|switched|changed|rescheduled|shifted) (?:my )?(?P<k>[a-z][a-z -]{{1,30}}?)(?: class| classes| lesson| lessons| practice| session| sessions)? to (?P<v>(?:{_DAY}s?|mornings?|evenings?|weekends?)\b[^,;!?.]*?){_END}"), "routine", "fact", False, 0.85),  # noqa: E501
     (_r(rf"{_WE} {_A}(?:usually |always |normally )?(?P<k>work out|exercise|run|swim|cycle|meditate|train|climb|row) (?P<v>(?:(?:every|each|on|most) [^,;!?.]+?|{_DAY}s\b[^,;!?.]*?)){_END}"), "routine", "fact", False, 0.75),  # noqa: E501
     # open slots: "my favourite colour is teal" is above; "my <thing> is <value>"
-    (_r(rf"\bmy (?:new |current )?(?!{NOT_SLOTS}(?:'s)? (?:is|are)\b)(?P<k>[a-z][a-z' -]{{1,30}}?)(?: is| are) (?:now |currently |still )?(?!a bit|so |very |really |too |not |being |getting |going )(?P<v>[^,;!?.]{{1,60}}?){_END}"), "slot", "fact", False, 0.7),  # noqa: E501
+    (_r(rf"\b(?:my|our) (?:new |current )?(?!{NOT_SLOTS}(?:'s)? (?:is|are)\b)(?P<k>[a-z][a-z' -]{{1,30}}?)(?: is| are) (?:now |currently |still )?(?!a bit|so |very |really |too |not |being |getting |going )(?P<v>[^,;!?.]{{1,60}}?){_END}"), "slot", "fact", False, 0.7),  # noqa: E501
     # the same slot said the other way round: "Wet Leg is my favourite band now", "oat cortado is my order
     # these days", "diavola has taken the crown as my favourite pizza", "new goal: a half marathon"
     (_r(rf"^(?P<v>(?!(?:i|we|it|that|this|he|she|they|there|what|which|who|you|mine|one)\b)[^,;!?.]{{1,40}}?) (?:is|are|'s) (?:now |officially |definitely |still )?my (?:new |current )?(?!{NOT_REVERSED}\b)(?P<k>[a-z][a-z' -]{{1,30}}?)(?: now| these days| at the moment| for now| nowadays)?{_END}"), "slot", "fact", False, 0.7),  # noqa: E501
@@ -368,7 +368,14 @@ def looks_like_place(value: str) -> bool:
     words = value.casefold().split()
     if not words or words[0] in ("a", "an", "my", "our", "his", "her", "their", "some", "another"):
         return False
+    if len(words) == 1 and words[0] in _WHEN_WORDS:
+        return False  # "we signed the lease in August": a time, not a place
     return words[-1] not in DWELLINGS
+
+
+_WHEN_WORDS = frozenset("january february march april may june july august september october november december "
+                        "monday tuesday wednesday thursday friday saturday sunday spring summer autumn fall winter "
+                        "christmas easter".split())
 
 
 def looks_like_job(value: str) -> bool:

@@ -35,20 +35,21 @@ _SEASON = r"(?:spring|summer|fall|autumn|winter|holidays?|christmas|semester|ter
 _DATE = (
     rf"(?:next (?:week|month|year|{_DAY}|{_SEASON})|tomorrow|the day after tomorrow|"
     rf"(?:the )?(?:start|beginning|first|1st|end) of (?:next (?:week|month|year)|{_MONTH})|"
+    rf"(?:the )?end of (?:the |this )?(?:year|month)|"
     rf"in {_NUM} {_UNIT}|{_NUM} {_UNIT} from now|(?:this )?(?:coming )?{_DAY}|"
     rf"(?:in |early |late |mid[- ]?)?{_MONTH}(?: \d{{1,2}}(?:st|nd|rd|th)?)?(?:,? \d{{4}})?|"
     rf"the \d{{1,2}}(?:st|nd|rd|th)?(?: of {_MONTH})?|\d{{4}}-\d\d-\d\d|\d{{1,2}}/\d{{1,2}}(?:/\d{{2,4}})?)"
 )
 _SCHEDULE = re.compile(
     rf"(?:,\s*)?\b(?P<lead>from|starting(?: on| in| from)?|beginning(?: on| in)?|as of|effective(?: from)?|"
-    rf"come|on|in|by)?\s*(?P<date>{_DATE})\b",
+    rf"come|on|in|by|at)?\s*(?P<date>{_DATE})\b",
     re.IGNORECASE,
 )
 _FUTURE = re.compile(
     r"\b(?:i|we)(?:'ll| will| shall|'m going to| am going to|'m gonna| am gonna|'m about to| am about to)\s+"
     r"|\b(?:i|we)(?:'m| am|'re| are) (?=(?:moving|relocating|starting|joining|switching|changing|leaving|"
     r"transferring|becoming|heading)\b)"
-    r"|\b(?:i|we) (?=(?:start|begin|join|move|relocate|switch)\b)"
+    r"|\b(?:i|we) (?=(?:start|begin|join|move|relocate|switch|become)\b)"
     r"|^(?=(?:moving|relocating|starting|joining|switching|transferring)\b)"
     r"|\b(?:will|'ll) (?=be\b)",
     re.IGNORECASE,
@@ -80,6 +81,10 @@ _TEMPORARY = re.compile(
 _PERFECT = re.compile(r"\b(?:'ve|have|has|had|'d|was|were|used to|lived|worked|stayed|been)\b", re.IGNORECASE)
 _EVENT = re.compile(r"\b(?:joined|started|moved|relocated|bought|adopted|began|became|switched|took up|signed|"
                     r"divorced|married|retired|graduated|quit|left)\b", re.IGNORECASE)
+# a first-person verb in the past tense, a change ("we upped sticks", "I traded"): not a state with an end
+_PAST_CHANGE = re.compile(r"\b(?:i|we)\s+(?:(?:just|finally|also|then|\w+ly)\s+)?(?!(?:stayed|lived|used|needed|"
+                          r"wanted|visited|travel+ed|worked)\b)(?:[a-z]{2,}ed|sold|left|took|bought|swapped)\b",
+                          re.IGNORECASE)
 _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
             "eight": 8, "nine": 9, "ten": 10, "a couple of": 2, "couple of": 2, "a few": 3, "few": 3}
 _UNIT_DAYS = {"day": 1, "week": 7, "month": 30, "year": 365}
@@ -144,8 +149,9 @@ def temporary(clause: str, when: str | None) -> tuple[str, str, str] | None:
     span = m.group("span").casefold()
     if span.startswith(("for", "over")) and _PERFECT.search(clause):
         return None  # "I've lived in Boston for five years": how long it has lasted, not when it ends
-    if span.startswith("this") and _EVENT.search(clause):
-        return None  # "I joined Vantage Bank this spring": when it happened, not how long it lasts
+    if span.startswith(("this", "over")) and (_EVENT.search(clause) or _PAST_CHANGE.search(clause)):
+        return None  # "I joined Vantage Bank this spring", "we swapped Sydney for Melbourne over the holidays":
+        #              when a change happened, not how long a state lasts
     base = parse_when(when)
     end: datetime | None
     if span in ("for now", "for the time being", "temporarily"):
@@ -225,6 +231,10 @@ def _table_date(p: str, base: datetime) -> datetime | None:
         return _month_start(base, 1)
     if p in ("next year", "the start of next year", "the beginning of next year", "start of next year"):
         return midnight.replace(year=base.year + 1, month=1, day=1)
+    if p in ("end of the year", "the end of the year", "end of this year", "the end of this year", "end of year"):
+        return midnight.replace(year=base.year + 1, month=1, day=1)  # "at the end of the year": from the new year
+    if p in ("end of the month", "the end of the month", "end of this month", "the end of this month"):
+        return _month_start(base, 1)
     if p == "tomorrow":
         return midnight + timedelta(days=1)
     if p == "the day after tomorrow":

@@ -1,0 +1,98 @@
+"""Corrections by alignment: a turn that says a fact was wrong, with a new value in the old one's place.
+
+The correction patterns of :mod:`.extract_subject` read the usual wordings ("I meant X", "X, not
+Y"). Chat corrects in many more, often across sentences: "wait, I said chemistry? I teach physics",
+"hmm I misspoke, it's hazelnuts I'm allergic to", "ugh autocorrect, her name is Pria", "let me
+correct myself, the club meets on Wednesdays". Two general signs make such a turn a correction:
+
+* a **correction cue** (:data:`CUE`: "meant", "misspoke", "typo", "autocorrect", "correct myself",
+  "oops", "sorry", "I said", ...), and a fact the user gave lately (the same conversation, within a
+  day), the latest first;
+* a word in the turn **aligned** with that fact's value: of the same shape (a clock time, a day, a
+  number, a capitalised name after a link word: :mod:`.extract_topic`), else of the same part of
+  speech in spaCy's parse (and, preferably, the same grammatical role: the object of "teach" for the
+  object of "teach"), that the earlier clause did not say.
+
+The aligned word takes the old value's place in that fact's slot (:func:`replace_value`: "every
+Tuesday with a club" -> "every Wednesdays with a club"). Without spaCy's parse only the shapes
+align. A turn with no cue, or with no aligned word, is no correction (no claim rather than a wrong
+one).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+from .extract_topic import shape
+from .extract_topic import values as shaped_values
+
+CUE = re.compile(
+    r"\b(?:i meant|meant to say|mis-?spoke|misspeak|mis-?typed|typo|auto-?correct(?:ed)?|correction|correct myself|"
+    r"(?:let me|to) correct|scratch that|i said|mixed (?:it|them) up|mixing (?:it|them) up|not what i meant|"
+    r"(?P<weak>oops|whoops|my bad|no no))\b", re.IGNORECASE)
+_CONTENT = frozenset({"NOUN", "PROPN", "NUM", "ADJ"})
+_NOT_VALUES = frozenset("wait hmm ugh oops whoops sorry typo autocorrect correction bad day time thing way lol haha "
+                        "fine right wrong sure ok okay yeah".split())
+_WORD = re.compile(r"[\w']+")
+
+
+class Fact(Protocol):
+    @property
+    def predicate(self) -> str: ...
+    @property
+    def value(self) -> str: ...
+    @property
+    def text(self) -> str: ...
+
+
+def aligned(turn: str, facts: Sequence[Fact], parse: Callable[[str], Any] | None
+            ) -> list[tuple[Fact, str, str | None]]:
+    """[(a corrected fact, the new word, the old word it replaces or None)] for a correction turn,
+    else []. ``facts``: the user's facts of the same conversation, oldest first. A fact the turn
+    names ("..., peanuts are fine") is the one corrected; else the latest a word of the turn aligns
+    with. Every fact with the corrected value changes ("my manager is called Priya": manager and
+    relationship_manager)."""
+    cue = CUE.search(turn)
+    if not facts or cue is None:
+        return []
+    low = set(_WORD.findall(turn.casefold()))
+    named = [f for f in facts if set(_WORD.findall(f.value.casefold())) <= low and f.value.strip()]
+    strong = cue.group("weak") is None or bool(named)  # "oops"/"my bad" alone: only a value of the same shape
+    for fact in reversed(named[-3:] or facts[-3:]):
+        new = _new_value(turn, fact, parse if strong else None)
+        if new:
+            return [(f, *new) for f in facts if f.value.casefold() == fact.value.casefold()]
+    return []
+
+
+def _new_value(turn: str, fact: Fact, parse: Callable[[str], Any] | None) -> tuple[str, str | None] | None:
+    said = set(_WORD.findall(f"{fact.text} {fact.value}".casefold()))
+    kind = shape(fact.value, fact.predicate)
+    if kind:
+        found = [v for v in shaped_values(turn, kind)
+                 if not set(_WORD.findall(v.casefold())) <= said and v.casefold() not in _NOT_VALUES]
+        if len(found) == 1:
+            return found[0], next(iter(shaped_values(fact.value, kind)), None)
+        if kind != "name" or found:
+            return None
+    if parse is None or not fact.text:
+        return None
+    value_words = set(_WORD.findall(fact.value.casefold()))
+    anchor = next((t for t in parse(fact.text) if t.lower_ in value_words and t.pos_ in _CONTENT), None)
+    if anchor is None:
+        return None
+    doc = parse(turn)
+    fresh = [t for t in doc if t.pos_ == anchor.pos_ and t.lower_ not in said and t.lower_ not in _NOT_VALUES
+             and len(t.text) > 1 and not CUE.fullmatch(t.text)]
+    best = [t for t in fresh if t.dep_ == anchor.dep_] or fresh
+    if not best:
+        return None
+    return _phrase(best[0]), anchor.text
+
+
+def _phrase(token: Any) -> str:
+    """The word with its compound and flat modifiers: "Lund University", "Pixel 8"."""
+    words = [t for t in token.subtree if t is token or (t.head is token and t.dep_ in ("compound", "nummod", "flat"))]
+    return " ".join(t.text for t in sorted(words, key=lambda t: t.i))
