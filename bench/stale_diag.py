@@ -117,7 +117,8 @@ def main() -> int:
                     print(f"[{sc['id']}] {check['query']} expect={check['expect']} stale={check['stale']} at={at}")
                     print(f"   STALE: {s}\n   CUR: {cu}")
                     for h in hits:
-                        print(f"   {h['kind'][:1]} {str(h.get('role') or '')[:4]:4} vu={str(h.get('valid_until'))[:10]} "
+                        role = str(h.get('role') or '')[:4]
+                        print(f"   {h['kind'][:1]} {role:4} vu={str(h.get('valid_until'))[:10]} "
                               f"sb={bool(h.get('superseded_by'))} {h['text'][:110]}")
                     for ln in fs.content_lines(pack)[:5]:
                         print(f"   P {ln[:140]}")

@@ -27,9 +27,10 @@ from typing import Any
 from ..ids import now as utc_now
 from ..index import claimbook
 from ..index.cache import Cache
-from . import echo, live
+from . import echo, ended, live
 from .fts import CLAIM_COLS, hydrate_turns
 from .fuse import Cand
+from .said import asks_assistant
 
 _CHAT = re.compile(
     r"^(?:(?:ok(?:ay)?|k|sure|yes|yeah|yep|yup|no|nope|nah|thanks|thank you|thx|ty|cool|nice|great|awesome|"
@@ -61,14 +62,17 @@ def rerank(cache: Cache, user_id: str, ranked: list[Cand], query: str = "",
     ledger = echo.ledger(cache, user_id, book)
     echoed = _echoed(ranked, stale, ledger, present, book)
     echoed.update(_topical(cache, user_id, ranked, stale, echoed, ledger, present, book))
+    echoed.update(ended.marks(cache, ranked, stale, echoed, ledger, present, user_id, book))
     _mark(ranked, stale, echoed)
     have = {c.id for c in ranked if c.kind == "claim"}
+    marked = set(echoed)
+    found = _successors(cache, user_id, {c.row["superseded_by"]: c for c in ranked if (c.id in stale or c.id in marked)
+                                         and c.row.get("superseded_by")}, present, book)
     others_said = _said_by_others(ranked)
     echoed = {k: v for k, v in echoed.items() if k in others_said}  # a user's own turn: marked in place
-    found = _successors(cache, user_id, {c.row["superseded_by"]: c for c in ranked if (c.id in stale or c.id in echoed)
-                                         and c.row.get("superseded_by")}, present, book)
     asked = query.casefold()
     drop = bool(_ABOUT_USER.search(asked))
+    asked_back = asks_assistant(query)
     others = _others(cache, user_id, [c.row for c in ranked if c.kind == "claim"], asked)
     others |= _others_turns(cache, user_id, ranked, ledger, asked, present, book)
     claims = {c.id: c for c in ranked if c.kind == "claim"}
@@ -80,9 +84,9 @@ def rerank(cache: Cache, user_id: str, ranked: list[Cand], query: str = "",
             if c.id not in claims:
                 continue  # already moved up, before the turn it replaced
             claims.pop(c.id)
-        if c.id in stale or c.id in echoed:  # its successor first, then the turn itself (marked)
+        if c.id in stale or c.id in marked:  # its successor first, then the turn itself (marked)
             out += _successor(c, found, claims, have)
-            (out if c.id in stale else past).append(c)  # a turn that only names an old value: after the facts
+            (past if c.id in echoed else out).append(c)  # another's turn naming an old value: after the facts
         elif c.id in others:
             if _lexical(c) and not drop:
                 late.append(c)  # else: left out (a question about the user leaves other people's facts out)
@@ -91,12 +95,25 @@ def rerank(cache: Cache, user_id: str, ranked: list[Cand], query: str = "",
                 late.append(c)  # else: only the cosine relates it: left out
         elif c.kind == "turn" and _not_a_statement(c) and not _lexical(c):
             continue  # a question, a hypothetical or the assistant's turn that shares no word with the question
+        elif drop and not asked_back and _suggestion(c):
+            continue  # the assistant's suggestion ("How about Miso?") states no fact of the user
         else:
             out.append(c)
     if drop:  # "where does the user's wife work?": the wife's facts before the user's own
         named = [c for c in out if c.kind == "claim" and _names(asked, c.row.get("subject"), user_id)]
         out = named + [c for c in out if c not in named]
-    return out + past + late
+    return _unmarked_first(out) + past + late
+
+
+def _unmarked_first(out: list[Cand]) -> list[Cand]:
+    """What was said and has since changed is never the first answer: when the first candidate is a
+    marked turn (its facts closed, no successor claim found), the first claim after it (else the
+    first unmarked turn) goes first; the rest keep their order."""
+    if not out or out[0].kind != "turn" or not out[0].row.get("valid_until"):
+        return out
+    pick = next((c for c in out if c.kind == "claim"), None) or \
+        next((c for c in out if c.kind == "turn" and not c.row.get("valid_until")), None)
+    return out if pick is None else [pick, *(c for c in out if c is not pick)]
 
 
 def _names(asked: str, subject: object, user_id: str) -> bool:
@@ -258,6 +275,18 @@ def _others_turns(cache: Cache, user_id: str, ranked: list[Cand], ledger: list[d
 
 _HYPOTHETICAL = re.compile(r"^\W*(?:what if|if i|if we|maybe|perhaps|should i|should we|would|could i|could we|"
                            r"might|i wonder|wondering)\b", re.IGNORECASE)
+
+
+_SUGGESTS = re.compile(r"^\W*(?:if you|how about|what about|you could|you might|you can|maybe|perhaps|why not|"
+                       r"have you (?:considered|thought|tried)|consider|i(?:'d| would)? (?:usually |always |really )?"
+                       r"(?:recommend|suggest)|(?:many|most|some|a lot of|lots of) (?:people|folks))\b", re.IGNORECASE)
+
+
+def _suggestion(c: Cand) -> bool:
+    """The assistant's suggestion or hypothetical: "How about Miso or Juniper?", "If you moved to Milan
+    you'd ...", "Many people in your field move to Roche": a value the user never stated."""
+    return c.kind == "turn" and c.row.get("role") == "assistant" and \
+        bool(_SUGGESTS.match(str(c.row.get("content") or "")))
 
 
 def _not_a_statement(c: Cand) -> bool:
