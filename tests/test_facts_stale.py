@@ -9,7 +9,9 @@ End to end with real git, SQLite and spaCy's parser (no mock), one repo, a user 
   when a claim valid now tells of the change), even when the earlier turn was never read as a claim;
   a question ("should I quit?") ends nothing, nor does a thing a claim valid now still names;
 * the assistant's suggestions ("How about Miso or Juniper?") stay out of a question about the user's
-  facts, and come back when the question asks what the assistant said.
+  facts, and come back when the question asks what the assistant said;
+* a user's turn about someone else only ("my boyfriend Marco went on a carnivore diet") stays out of a
+  question about the user, and is found when the question names that person.
 """
 
 from __future__ import annotations
@@ -38,6 +40,10 @@ SCENARIOS: dict[str, list[Turn]] = {
     "names": [("user", "2026-04-12T09:00:00Z", "we're getting a second dog, name ideas?"),
               ("assistant", "2026-04-12T09:00:01Z", "How about Miso or Juniper?"),
               ("user", "2026-04-20T09:00:00Z", "our dog is called Cooper, he is a beagle")],
+    "marco": [("user", "2026-01-02T09:00:00Z", "I'm vegetarian, have been since school"),
+              ("user", "2026-01-09T09:00:00Z",
+               "my boyfriend Marco went on a full carnivore diet, it's ridiculous, the fridge is just meat"),
+              ("user", "2026-01-10T09:00:00Z", "my wife's diet is keto so i need dinners that work for both")],
 }
 
 
@@ -125,3 +131,11 @@ def test_a_thing_still_held_is_not_ended() -> None:
         {"old": "new"}, "the later of a turn and a claim said at one time is the turn"
     assert ended.ended({"old": turns["old"]}, {"c-new": ("quit uber", "2026-02-01")}, set(), frozenset()) == \
         {"old": "c-new"}
+
+
+def test_a_turn_about_someone_else_stays_out_of_a_question_about_the_user(mem: Memory) -> None:
+    hits = mem.search("What is the user's diet?", user_id="marco", top_k=5)
+    assert not any("carnivore" in h.text for h in hits)
+    assert any("keto" in h.text for h in hits), "a turn that also speaks for the user stays"
+    assert any("carnivore" in h.text for h in mem.search("What diet is Marco on?", user_id="marco", top_k=5))
+    assert any("carnivore" in h.text for h in mem.search("What diet is the user's boyfriend on?", user_id="marco"))

@@ -84,6 +84,8 @@ def rerank(cache: Cache, user_id: str, ranked: list[Cand], query: str = "",
             if c.id not in claims:
                 continue  # already moved up, before the turn it replaced
             claims.pop(c.id)
+        if drop and _about_another(c, asked):
+            continue  # "my boyfriend Marco went on a carnivore diet" for "what is the user's diet?"
         if c.id in stale or c.id in marked:  # its successor first, then the turn itself (marked)
             out += _successor(c, found, claims, have)
             (past if c.id in echoed else out).append(c)  # another's turn naming an old value: after the facts
@@ -287,6 +289,29 @@ def _suggestion(c: Cand) -> bool:
     you'd ...", "Many people in your field move to Roche": a value the user never stated."""
     return c.kind == "turn" and c.row.get("role") == "assistant" and \
         bool(_SUGGESTS.match(str(c.row.get("content") or "")))
+
+
+_REL = (r"(?:wife|husband|partner|boyfriend|girlfriend|fianc[eé]e?|mum|mom|mother|dad|father|parents|brother|sister|"
+        r"son|daughter|kids?|child|children|friend|mate|flatmate|roommate|housemate|colleague|coworker|boss|"
+        r"neighbou?r|cousin|aunt|uncle|gran|grandma|grandpa|nan|niece|nephew|in-laws)")
+_ANOTHER = re.compile(rf"^\W*(?:(?:my|our)\s+(?:best\s+|older\s+|younger\s+|little\s+|big\s+)?({_REL})\b"
+                      rf"(?:\s+(\w+))?|(\w+),?\s+(?:my|our)\s+({_REL})\b|({_REL})['’]s\b)", re.IGNORECASE)
+_FIRST_PERSON = re.compile(r"\b(?:i|i'm|im|i've|ive|i'd|i'll|me|my|myself|we|we're|we've|us|our)\b", re.IGNORECASE)
+_ASKS_FAMILY = re.compile(rf"\b{_REL}|\b(?:family|relatives|people)\b", re.IGNORECASE)
+
+
+def _about_another(c: Cand, asked: str) -> bool:
+    """A user's turn about someone else and not the user: it opens on them ("my boyfriend Marco went
+    ...", "Priya my flatmate went vegan", "Dad's finally retired!") and says nothing in the first
+    person after that; the question names neither that person nor anyone's relation to the user."""
+    if c.kind != "turn" or c.row.get("role") not in (None, "user") or _ASKS_FAMILY.search(asked):
+        return False
+    text = str(c.row.get("content") or "").replace("’", "'")
+    m = _ANOTHER.match(text)
+    if m is None or _FIRST_PERSON.search(text[m.end():]):
+        return False
+    named = {w.casefold() for w in m.groups() if w}
+    return not any(re.search(rf"(?<!\w){re.escape(w)}(?!\w)", asked) for w in named)
 
 
 def _not_a_statement(c: Cand) -> bool:
