@@ -19,7 +19,7 @@ turns ("Caroline: ...") are left alone (their speakers change topics, not facts,
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Container, Iterable, Mapping
 from functools import lru_cache
 from typing import Any
 
@@ -61,7 +61,7 @@ def _stem(word: str) -> str:
 @lru_cache(maxsize=8192)
 def things(text: str) -> frozenset[str]:
     """The words of what ``text`` says is over (stemmed, casefolded); empty when it ends nothing."""
-    if _ASKS.search(text) or _SPEAKER.match(text):
+    if _SPEAKER.match(text) or _ASKS.search(text):
         return frozenset()
     out: set[str] = set()
     for clause in _CLAUSE.split(text):
@@ -81,8 +81,8 @@ def words(text: str) -> frozenset[str]:
     return frozenset(_stem(w) for w in _WORD.findall(text))
 
 
-def ended(turns: Mapping[str, tuple[str, str, int, str]], claims: Mapping[str, tuple[str, str]], cited: set[str],
-          held: Iterable[str]) -> dict[str, str]:
+def ended(turns: Mapping[str, tuple[str, str, int, str]], claims: Mapping[str, tuple[str, str]],
+          cited: Container[str], held: Iterable[str]) -> dict[str, str]:
     """Candidate turns (id -> (text, said at, rowid, role)) a later USER turn or a later claim valid now
     (id -> (its clause, valid from)) among the candidates says are over: id -> the id of that later
     turn or claim (the latest). ``cited``: turns a claim valid now cites (never marked); ``held``: the
@@ -118,15 +118,24 @@ def held_words(values: Iterable[str]) -> frozenset[str]:
 # -- the step of a current search (``read.facts.rerank``) --------------------------------------------
 def marks(cache: Cache, ranked: list[Cand], stale: Mapping[str, Any], echoed: Mapping[str, Any],
           ledger: list[dict[str, Any]], at: str, user_id: str, book: claimbook.Book | None) -> dict[str, Any]:
-    """Turns a later user turn among the candidates says are over (``ended``): marked ended at
-    that turn's time, superseded by a claim valid now that cites it (if any)."""
-    turns = {c.id: (str(c.row.get("content") or ""), str(c.row.get("valid_at") or ""), int(c.row.get("rowid") or 0),
-                    str(c.row.get("role") or "user")) for c in ranked
-             if c.kind == "turn" and c.id not in stale and (c.id not in echoed or c.row.get("role") == "user")}
+    """Turns a later user turn or claim among the candidates says are over (``ended``): marked ended
+    at its time, superseded by the claim (or a claim valid now that cites the turn), if any. Most
+    searches stop at the first step: no candidate turn to mark, or nothing among them ending."""
+    turns: dict[str, tuple[str, str, int, str]] = {}
+    for c in ranked:
+        if c.kind != "turn" or c.id in stale or (c.id in echoed and c.row.get("role") != "user"):
+            continue
+        text = str(c.row.get("content") or "")
+        if not _SPEAKER.match(text):  # a transcript's line: never marked here (see the module doc)
+            turns[c.id] = (text, str(c.row.get("valid_at") or ""), int(c.row.get("rowid") or 0),
+                           str(c.row.get("role") or "user"))
+    if not turns:
+        return {}
     mine = [c for c in ranked if c.kind == "claim" and str(c.row.get("subject") or user_id) in (user_id, "user")]
-    texts = _claim_texts(cache, user_id, [c.id for c in mine], book) if turns else {}
+    texts = _claim_texts(cache, user_id, [c.id for c in mine], book) if mine else {}
     claims = {c.id: (texts.get(c.id, ""), str(c.row.get("valid_from") or "")) for c in mine}
-    if not turns or len(turns) + len(claims) < 2:
+    if not any(things(t) for t, _, _, role in turns.values() if role == "user") and \
+            not any(things(t) for t, _ in claims.values()):
         return {}
     now = live.view(ledger, at, user_id, book)
     held: frozenset[str] | None = getattr(now, "_held", None)
@@ -134,7 +143,7 @@ def marks(cache: Cache, ranked: list[Cand], stale: Mapping[str, Any], echoed: Ma
         held = held_words(str(r.get("value") or "") for r in ledger if echo.active(r, at))
         now._held = held  # type: ignore[attr-defined]
     out: dict[str, Any] = {}
-    for rid, closer in ended(turns, claims, set(now.cites), held).items():
+    for rid, closer in ended(turns, claims, now.cites, held).items():
         if rid in echoed:
             continue
         if closer in claims:

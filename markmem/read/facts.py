@@ -73,6 +73,7 @@ def rerank(cache: Cache, user_id: str, ranked: list[Cand], query: str = "",
     asked = query.casefold()
     drop = bool(_ABOUT_USER.search(asked))
     asked_back = asks_assistant(query)
+    others_asked = None if not drop else bool(_ASKS_FAMILY.search(asked))  # False: about the user alone
     others = _others(cache, user_id, [c.row for c in ranked if c.kind == "claim"], asked)
     others |= _others_turns(cache, user_id, ranked, ledger, asked, present, book)
     claims = {c.id: c for c in ranked if c.kind == "claim"}
@@ -84,7 +85,7 @@ def rerank(cache: Cache, user_id: str, ranked: list[Cand], query: str = "",
             if c.id not in claims:
                 continue  # already moved up, before the turn it replaced
             claims.pop(c.id)
-        if drop and _about_another(c, asked):
+        if others_asked is False and c.kind == "turn" and _about_another(c, asked):
             continue  # "my boyfriend Marco went on a carnivore diet" for "what is the user's diet?"
         if c.id in stale or c.id in marked:  # its successor first, then the turn itself (marked)
             out += _successor(c, found, claims, have)
@@ -303,8 +304,9 @@ _ASKS_FAMILY = re.compile(rf"\b{_REL}|\b(?:family|relatives|people)\b", re.IGNOR
 def _about_another(c: Cand, asked: str) -> bool:
     """A user's turn about someone else and not the user: it opens on them ("my boyfriend Marco went
     ...", "Priya my flatmate went vegan", "Dad's finally retired!") and says nothing in the first
-    person after that; the question names neither that person nor anyone's relation to the user."""
-    if c.kind != "turn" or c.row.get("role") not in (None, "user") or _ASKS_FAMILY.search(asked):
+    person after that; the question names not that person (the caller asks only when the question
+    names no relation of the user's: "what diet is the user's boyfriend on?")."""
+    if c.kind != "turn" or c.row.get("role") not in (None, "user"):
         return False
     text = str(c.row.get("content") or "").replace("’", "'")
     m = _ANOTHER.match(text)
