@@ -40,6 +40,8 @@ SCENARIOS: dict[str, list[Turn]] = {
     "names": [("user", "2026-04-12T09:00:00Z", "we're getting a second dog, name ideas?"),
               ("assistant", "2026-04-12T09:00:01Z", "How about Miso or Juniper?"),
               ("user", "2026-04-20T09:00:00Z", "our dog is called Cooper, he is a beagle")],
+    "bologna": [("user", "2026-01-10T09:00:00Z", "I live in Turin."),
+                ("user", "2026-02-01T09:00:00Z", "From March 1st I'll be living in Bologna, the new job starts then.")],
     "marco": [("user", "2026-01-02T09:00:00Z", "I'm vegetarian, have been since school"),
               ("user", "2026-01-09T09:00:00Z",
                "my boyfriend Marco went on a full carnivore diet, it's ridiculous, the fridge is just meat"),
@@ -139,3 +141,13 @@ def test_a_turn_about_someone_else_stays_out_of_a_question_about_the_user(mem: M
     assert any("keto" in h.text for h in hits), "a turn that also speaks for the user stays"
     assert any("carnivore" in h.text for h in mem.search("What diet is Marco on?", user_id="marco", top_k=5))
     assert any("carnivore" in h.text for h in mem.search("What diet is the user's boyfriend on?", user_id="marco"))
+
+
+def test_an_as_of_search_never_puts_a_planned_change_first(mem: Memory) -> None:
+    asked = "Where does the user live for the new job?"  # the plan's words: fusion ranks it first
+    hits = mem.search(asked, user_id="bologna", top_k=5, as_of="2026-02-15T10:00:00Z")
+    assert "Turin" in hits[0].text
+    plan = next(h for h in hits if "Bologna" in h.text)
+    assert plan.starts is not None and plan.starts.startswith("2026-03-01")
+    now = mem.search("Where does the user live?", user_id="bologna", top_k=5)
+    assert "Bologna" in now[0].text

@@ -108,14 +108,15 @@ def rerank(cache: Cache, user_id: str, ranked: list[Cand], query: str = "",
     return _unmarked_first(out) + past + late
 
 
-def _unmarked_first(out: list[Cand]) -> list[Cand]:
-    """What was said and has since changed is never the first answer: when the first candidate is a
-    marked turn (its facts closed, no successor claim found), the first claim after it (else the
-    first unmarked turn) goes first; the rest keep their order."""
-    if not out or out[0].kind != "turn" or not out[0].row.get("valid_until"):
+def _unmarked_first(out: list[Cand], within: int | None = None) -> list[Cand]:
+    """What was said and has since changed, or is not yet true, is never the first answer: when the
+    first candidate is such a marked turn, the first claim after it (else the first unmarked turn)
+    goes first, looked for among the first ``within`` (all: None); the rest keep their order."""
+    if not out or out[0].kind != "turn" or not (out[0].row.get("valid_until") or out[0].row.get("starts")):
         return out
-    pick = next((c for c in out if c.kind == "claim"), None) or \
-        next((c for c in out if c.kind == "turn" and not c.row.get("valid_until")), None)
+    head = out[:within] if within else out
+    pick = next((c for c in head if c.kind == "claim"), None) or \
+        next((c for c in head if c.kind == "turn" and not (c.row.get("valid_until") or c.row.get("starts"))), None)
     return out if pick is None else [pick, *(c for c in out if c is not pick)]
 
 
@@ -136,9 +137,10 @@ def mark(cache: Cache, user_id: str, ranked: list[Cand], at: str,
     """An ``as_of`` search: mark the turns stale at ``at``: every claim citing them closed by then, or
     naming a value closed by then (``read.echo``); and the turns telling of a change planned after
     ``at`` ("from March I'll live in Bologna": every claim citing them starts later): not yet true
-    then, they are marked with ``starts``. The order is kept: putting those turns last lowered
-    LongMemEval dev60 (turn any@5 88.3 -> 86.7, all@10 78.3 -> 75.0), whose questions are asked as of
-    their date and whose evidence often tells of plans."""
+    then, they are marked with ``starts``. The order is kept, but for the first place (never such a
+    marked turn when one of the first five is not: ``_unmarked_first``): putting those turns last
+    lowered LongMemEval dev60 (turn any@5 88.3 -> 86.7, all@10 78.3 -> 75.0), whose questions are
+    asked as of their date and whose evidence often tells of plans."""
     book = claimbook.book(cache, user_id, stamp, lazy=True) if claimbook.ENABLED else None
     _hydrate(cache, user_id, ranked)
     stale = _citing(cache, user_id, [c.id for c in ranked if c.kind == "turn"], at, book)
@@ -150,7 +152,11 @@ def mark(cache: Cache, user_id: str, ranked: list[Cand], at: str,
     for c in ranked:
         if c.id in planned:
             c.row = {**c.row, "starts": planned[c.id]}
-    return ranked
+    return _unmarked_first(ranked, AS_OF_SWAP)
+
+
+AS_OF_SWAP = 5  # an as_of search swaps a marked first turn only with a claim or turn of its first five: the
+# set of the top five stays what it was (LongMemEval's turn any@5 counts turns there)
 
 
 def _planned(ranked: list[Cand], ledger: list[dict[str, Any]], at: str) -> dict[str, str]:
