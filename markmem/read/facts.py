@@ -88,7 +88,7 @@ def rerank(cache: Cache, user_id: str, ranked: list[Cand], query: str = "",
         if others_asked is False and c.kind == "turn" and _about_another(c, asked):
             continue  # "my boyfriend Marco went on a carnivore diet" for "what is the user's diet?"
         if c.id in stale or c.id in marked:  # its successor first, then the turn itself (marked)
-            out += _successor(c, found, claims, have)
+            out += _successor(c, found, claims, have, bring=c.id in stale or c.id in echoed)
             (past if c.id in echoed else out).append(c)  # another's turn naming an old value: after the facts
         elif c.id in others:
             if _lexical(c) and not drop:
@@ -105,7 +105,7 @@ def rerank(cache: Cache, user_id: str, ranked: list[Cand], query: str = "",
     if drop:  # "where does the user's wife work?": the wife's facts before the user's own
         named = [c for c in out if c.kind == "claim" and _names(asked, c.row.get("subject"), user_id)]
         out = named + [c for c in out if c not in named]
-    return _unmarked_first(out) + past + late
+    return _unmarked_first(out, SWAP_WITHIN) + past + late
 
 
 def _unmarked_first(out: list[Cand], within: int | None = None) -> list[Cand]:
@@ -152,11 +152,11 @@ def mark(cache: Cache, user_id: str, ranked: list[Cand], at: str,
     for c in ranked:
         if c.id in planned:
             c.row = {**c.row, "starts": planned[c.id]}
-    return _unmarked_first(ranked, AS_OF_SWAP)
+    return _unmarked_first(ranked, SWAP_WITHIN)
 
 
-AS_OF_SWAP = 5  # an as_of search swaps a marked first turn only with a claim or turn of its first five: the
-# set of the top five stays what it was (LongMemEval's turn any@5 counts turns there)
+SWAP_WITHIN = 5  # a marked first turn is swapped only with a claim or turn of the first five: the set of
+# the top five stays what it was (LongMemEval's and LoCoMo's any@5 count turns there)
 
 
 def _planned(ranked: list[Cand], ledger: list[dict[str, Any]], at: str) -> dict[str, str]:
@@ -199,12 +199,16 @@ def _mark(ranked: list[Cand], stale: dict[str, list[dict[str, Any]]], echoed: di
         c.row = {**c.row, "valid_until": closed["valid_until"], "superseded_by": closed["superseded_by"]}
 
 
-def _successor(c: Cand, found: dict[str, dict[str, Any]], claims: dict[str, Cand], have: set[str]) -> list[Cand]:
-    """The claim now current in place of what turn ``c`` said, when not already listed."""
+def _successor(c: Cand, found: dict[str, dict[str, Any]], claims: dict[str, Cand], have: set[str],
+               bring: bool = True) -> list[Cand]:
+    """The claim now current in place of what turn ``c`` said, when not already listed: moved up from
+    further down, or (``bring``: a stale turn, another's turn naming an old value) brought in. A user's
+    own turn marked by its words only moves up a claim the search found (on LoCoMo's transcripts
+    bringing one in pushed evidence out of the top five)."""
     row = found.get(str(c.row.get("superseded_by")))
     if row is not None and row["id"] in claims:
         return [claims.pop(row["id"])]
-    if row is None or row["id"] in have:
+    if row is None or row["id"] in have or not bring:
         return []
     new = Cand("claim", row["id"], row, dict(c.ranks), bm25=c.bm25, cos=c.cos)
     new.score, new.weights = c.score, {**c.weights, "replaces": 1.0}
