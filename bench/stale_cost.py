@@ -26,7 +26,7 @@ from markmem.read import ended, facts  # noqa: E402
 
 STEPS = ((ended, "marks"), (facts, "_about_another"), (facts, "_suggestion"), (facts, "_unmarked_first"))
 OFF = {"marks": lambda *a, **k: {}, "_about_another": lambda *a, **k: False, "_suggestion": lambda *a, **k: False,
-       "_unmarked_first": lambda out: out}
+       "_unmarked_first": lambda out, within=None: out}
 spent = [0.0]
 
 
