@@ -71,6 +71,7 @@ TEXT_CACHES = (
     ("markmem.read.when", "_parse"), ("markmem.read.echo", "terms"), ("markmem.read.echo", "_words"),
     ("markmem.read.echo", "_pattern"), ("markmem.read.pack", "_line_cost"), ("markmem.store.pages", "_one_line"),
     ("markmem.store.yamlfast", "_str_scalar"), ("markmem.store.yamlfast", "_parse_immutable"),
+    ("markmem.read.ended", "things"), ("markmem.read.ended", "words"),
 )
 TEXT_DICTS = (("markmem.read.fts", "_TOKENS"), ("markmem.store.pages", "_claim_text"),
               ("markmem.store.pages", "_cache"), ("markmem.read.passage", "_SENTS"),

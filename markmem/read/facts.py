@@ -27,9 +27,10 @@ from typing import Any
 from ..ids import now as utc_now
 from ..index import claimbook
 from ..index.cache import Cache
-from . import echo, live
+from . import echo, ended, live
 from .fts import CLAIM_COLS, hydrate_turns
 from .fuse import Cand
+from .said import asks_assistant
 
 _CHAT = re.compile(
     r"^(?:(?:ok(?:ay)?|k|sure|yes|yeah|yep|yup|no|nope|nah|thanks|thank you|thx|ty|cool|nice|great|awesome|"
@@ -61,14 +62,18 @@ def rerank(cache: Cache, user_id: str, ranked: list[Cand], query: str = "",
     ledger = echo.ledger(cache, user_id, book)
     echoed = _echoed(ranked, stale, ledger, present, book)
     echoed.update(_topical(cache, user_id, ranked, stale, echoed, ledger, present, book))
+    echoed.update(ended.marks(cache, ranked, stale, echoed, ledger, present, user_id, book))
     _mark(ranked, stale, echoed)
     have = {c.id for c in ranked if c.kind == "claim"}
+    marked = set(echoed)
+    found = _successors(cache, user_id, {c.row["superseded_by"]: c for c in ranked if (c.id in stale or c.id in marked)
+                                         and c.row.get("superseded_by")}, present, book)
     others_said = _said_by_others(ranked)
     echoed = {k: v for k, v in echoed.items() if k in others_said}  # a user's own turn: marked in place
-    found = _successors(cache, user_id, {c.row["superseded_by"]: c for c in ranked if (c.id in stale or c.id in echoed)
-                                         and c.row.get("superseded_by")}, present, book)
     asked = query.casefold()
     drop = bool(_ABOUT_USER.search(asked))
+    asked_back = asks_assistant(query)
+    others_asked = None if not drop else bool(_ASKS_FAMILY.search(asked))  # False: about the user alone
     others = _others(cache, user_id, [c.row for c in ranked if c.kind == "claim"], asked)
     others |= _others_turns(cache, user_id, ranked, ledger, asked, present, book)
     claims = {c.id: c for c in ranked if c.kind == "claim"}
@@ -80,9 +85,11 @@ def rerank(cache: Cache, user_id: str, ranked: list[Cand], query: str = "",
             if c.id not in claims:
                 continue  # already moved up, before the turn it replaced
             claims.pop(c.id)
-        if c.id in stale or c.id in echoed:  # its successor first, then the turn itself (marked)
-            out += _successor(c, found, claims, have)
-            (out if c.id in stale else past).append(c)  # a turn that only names an old value: after the facts
+        if others_asked is False and c.kind == "turn" and _about_another(c, asked):
+            continue  # "my boyfriend Marco went on a carnivore diet" for "what is the user's diet?"
+        if c.id in stale or c.id in marked:  # its successor first, then the turn itself (marked)
+            out += _successor(c, found, claims, have, bring=c.id in stale or c.id in echoed)
+            (past if c.id in echoed else out).append(c)  # another's turn naming an old value: after the facts
         elif c.id in others:
             if _lexical(c) and not drop:
                 late.append(c)  # else: left out (a question about the user leaves other people's facts out)
@@ -91,12 +98,26 @@ def rerank(cache: Cache, user_id: str, ranked: list[Cand], query: str = "",
                 late.append(c)  # else: only the cosine relates it: left out
         elif c.kind == "turn" and _not_a_statement(c) and not _lexical(c):
             continue  # a question, a hypothetical or the assistant's turn that shares no word with the question
+        elif drop and not asked_back and _suggestion(c):
+            continue  # the assistant's suggestion ("How about Miso?") states no fact of the user
         else:
             out.append(c)
     if drop:  # "where does the user's wife work?": the wife's facts before the user's own
         named = [c for c in out if c.kind == "claim" and _names(asked, c.row.get("subject"), user_id)]
         out = named + [c for c in out if c not in named]
-    return out + past + late
+    return _unmarked_first(out, SWAP_WITHIN) + past + late
+
+
+def _unmarked_first(out: list[Cand], within: int | None = None) -> list[Cand]:
+    """What was said and has since changed, or is not yet true, is never the first answer: when the
+    first candidate is such a marked turn, the first claim after it (else the first unmarked turn)
+    goes first, looked for among the first ``within`` (all: None); the rest keep their order."""
+    if not out or out[0].kind != "turn" or not (out[0].row.get("valid_until") or out[0].row.get("starts")):
+        return out
+    head = out[:within] if within else out
+    pick = next((c for c in head if c.kind == "claim"), None) or \
+        next((c for c in head if c.kind == "turn" and not (c.row.get("valid_until") or c.row.get("starts"))), None)
+    return out if pick is None else [pick, *(c for c in out if c is not pick)]
 
 
 def _names(asked: str, subject: object, user_id: str) -> bool:
@@ -116,9 +137,10 @@ def mark(cache: Cache, user_id: str, ranked: list[Cand], at: str,
     """An ``as_of`` search: mark the turns stale at ``at``: every claim citing them closed by then, or
     naming a value closed by then (``read.echo``); and the turns telling of a change planned after
     ``at`` ("from March I'll live in Bologna": every claim citing them starts later): not yet true
-    then, they are marked with ``starts``. The order is kept: putting those turns last lowered
-    LongMemEval dev60 (turn any@5 88.3 -> 86.7, all@10 78.3 -> 75.0), whose questions are asked as of
-    their date and whose evidence often tells of plans."""
+    then, they are marked with ``starts``. The order is kept, but for the first place (never such a
+    marked turn when one of the first five is not: ``_unmarked_first``): putting those turns last
+    lowered LongMemEval dev60 (turn any@5 88.3 -> 86.7, all@10 78.3 -> 75.0), whose questions are
+    asked as of their date and whose evidence often tells of plans."""
     book = claimbook.book(cache, user_id, stamp, lazy=True) if claimbook.ENABLED else None
     _hydrate(cache, user_id, ranked)
     stale = _citing(cache, user_id, [c.id for c in ranked if c.kind == "turn"], at, book)
@@ -130,7 +152,11 @@ def mark(cache: Cache, user_id: str, ranked: list[Cand], at: str,
     for c in ranked:
         if c.id in planned:
             c.row = {**c.row, "starts": planned[c.id]}
-    return ranked
+    return _unmarked_first(ranked, SWAP_WITHIN)
+
+
+SWAP_WITHIN = 5  # a marked first turn is swapped only with a claim or turn of the first five: the set of
+# the top five stays what it was (LongMemEval's and LoCoMo's any@5 count turns there)
 
 
 def _planned(ranked: list[Cand], ledger: list[dict[str, Any]], at: str) -> dict[str, str]:
@@ -173,12 +199,16 @@ def _mark(ranked: list[Cand], stale: dict[str, list[dict[str, Any]]], echoed: di
         c.row = {**c.row, "valid_until": closed["valid_until"], "superseded_by": closed["superseded_by"]}
 
 
-def _successor(c: Cand, found: dict[str, dict[str, Any]], claims: dict[str, Cand], have: set[str]) -> list[Cand]:
-    """The claim now current in place of what turn ``c`` said, when not already listed."""
+def _successor(c: Cand, found: dict[str, dict[str, Any]], claims: dict[str, Cand], have: set[str],
+               bring: bool = True) -> list[Cand]:
+    """The claim now current in place of what turn ``c`` said, when not already listed: moved up from
+    further down, or (``bring``: a stale turn, another's turn naming an old value) brought in. A user's
+    own turn marked by its words only moves up a claim the search found (on LoCoMo's transcripts
+    bringing one in pushed evidence out of the top five)."""
     row = found.get(str(c.row.get("superseded_by")))
     if row is not None and row["id"] in claims:
         return [claims.pop(row["id"])]
-    if row is None or row["id"] in have:
+    if row is None or row["id"] in have or not bring:
         return []
     new = Cand("claim", row["id"], row, dict(c.ranks), bm25=c.bm25, cos=c.cos)
     new.score, new.weights = c.score, {**c.weights, "replaces": 1.0}
@@ -258,6 +288,42 @@ def _others_turns(cache: Cache, user_id: str, ranked: list[Cand], ledger: list[d
 
 _HYPOTHETICAL = re.compile(r"^\W*(?:what if|if i|if we|maybe|perhaps|should i|should we|would|could i|could we|"
                            r"might|i wonder|wondering)\b", re.IGNORECASE)
+
+
+_SUGGESTS = re.compile(r"^\W*(?:if you|how about|what about|you could|you might|you can|maybe|perhaps|why not|"
+                       r"have you (?:considered|thought|tried)|consider|i(?:'d| would)? (?:usually |always |really )?"
+                       r"(?:recommend|suggest)|(?:many|most|some|a lot of|lots of) (?:people|folks))\b", re.IGNORECASE)
+
+
+def _suggestion(c: Cand) -> bool:
+    """The assistant's suggestion or hypothetical: "How about Miso or Juniper?", "If you moved to Milan
+    you'd ...", "Many people in your field move to Roche": a value the user never stated."""
+    return c.kind == "turn" and c.row.get("role") == "assistant" and \
+        bool(_SUGGESTS.match(str(c.row.get("content") or "")))
+
+
+_REL = (r"(?:wife|husband|partner|boyfriend|girlfriend|fianc[eé]e?|mum|mom|mother|dad|father|parents|brother|sister|"
+        r"son|daughter|kids?|child|children|friend|mate|flatmate|roommate|housemate|colleague|coworker|boss|"
+        r"neighbou?r|cousin|aunt|uncle|gran|grandma|grandpa|nan|niece|nephew|in-laws)")
+_ANOTHER = re.compile(rf"^\W*(?:(?:my|our)\s+(?:best\s+|older\s+|younger\s+|little\s+|big\s+)?({_REL})\b"
+                      rf"(?:\s+(\w+))?|(\w+),?\s+(?:my|our)\s+({_REL})\b|({_REL})['’]s\b)", re.IGNORECASE)
+_FIRST_PERSON = re.compile(r"\b(?:i|i'm|im|i've|ive|i'd|i'll|me|my|myself|we|we're|we've|us|our)\b", re.IGNORECASE)
+_ASKS_FAMILY = re.compile(rf"\b{_REL}|\b(?:family|relatives|people)\b", re.IGNORECASE)
+
+
+def _about_another(c: Cand, asked: str) -> bool:
+    """A user's turn about someone else and not the user: it opens on them ("my boyfriend Marco went
+    ...", "Priya my flatmate went vegan", "Dad's finally retired!") and says nothing in the first
+    person after that; the question names not that person (the caller asks only when the question
+    names no relation of the user's: "what diet is the user's boyfriend on?")."""
+    if c.kind != "turn" or c.row.get("role") not in (None, "user"):
+        return False
+    text = str(c.row.get("content") or "").replace("’", "'")
+    m = _ANOTHER.match(text)
+    if m is None or _FIRST_PERSON.search(text[m.end():]):
+        return False
+    named = {w.casefold() for w in m.groups() if w}
+    return not any(re.search(rf"(?<!\w){re.escape(w)}(?!\w)", asked) for w in named)
 
 
 def _not_a_statement(c: Cand) -> bool:

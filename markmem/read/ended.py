@@ -1,0 +1,168 @@
+"""Older turns a later one says are over: "i drive for uber at the moment" after "quit uber, I'm doing
+deliveries for DHL now"; "I'm in a book club that meets monthly" after "I left the book club".
+
+The ledger marks a turn stale through the claims citing it (``read.facts``) or the closed values it
+names (``read.echo``). When the older statement was never read as a claim, neither applies, and the
+turn is shown as if it still held. The user's later turn can still say so in words: an ending verb
+("quit", "sold", "left", "cancelled", "gave up", "no more", "took me off", ...) followed by the thing
+ended, or the thing followed by an ending ("Sam and I split up", "Pickles died", "mustard was a
+phase"). An earlier candidate turn (the user's or the assistant's) that names that thing, and that no
+claim valid now cites, is marked ended at the later turn's time (``valid_until``; ``superseded_by``:
+a claim valid now that cites the later turn, if any).
+
+Only the candidates of one current search are read (a few dozen short texts; each text's reading is
+cached), never the whole history. A question or a hypothetical ("should I quit uber?") ends nothing;
+a thing a claim valid now still names ("quit uber" then "back at uber") is not ended; a transcript's
+turns ("Caroline: ...") are left alone (their speakers change topics, not facts, in one line).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Container, Iterable, Mapping
+from functools import lru_cache
+from typing import Any
+
+from ..index import claimbook
+from ..index.cache import Cache
+from . import echo, live
+from .fuse import Cand
+
+_CLAUSE = re.compile(r"[,.;!?:()]+|\s(?:but|so|and now|though|then)\s", re.IGNORECASE)
+_AFTER = re.compile(
+    r"\b(?:quit|sold|left(?= (?:the|my|our) )|cancel(?:l?ed)|gave up|given up|stopped|dropped|ditched|no more|"
+    r"no longer (?:have|own|do|go to|use|take|play|eat|drink)|took me off|came off|got rid of|done with|"
+    r"finished with|moved out of|moved away from|switched from|swapped|traded in)\s+"
+    r"(?:(?:the|my|our|a|an|that|this|his|her|their)\s+)?", re.IGNORECASE)
+_BEFORE = re.compile(
+    r"(?:\s+and i (?:split up|broke up|divorced|separated)|\s+(?:has |have |had )?(?:died|passed away)|"
+    r"(?:\s+(?:is|was|are|were)|['’]s) (?:done|over|a phase|gone|finished)|\s+(?:split up|broke up))\b",
+    re.IGNORECASE)
+_WORD = re.compile(r"[^\W\d_][\w'’-]*", re.UNICODE)
+_STOP = frozenset(
+    "the a an my our his her their its your this that these those to for of in on at with from by and or but so "
+    "i i'm im me we us you he she they it it's is was were be been being am are do did does have has had just "
+    "now then too very really lol haha tbh ok okay yeah thing things stuff lot bit all some any more most also "
+    "again still even only last next week month year today yesterday morning night day days time back up out "
+    "off over going gone get got go went work job home house flat place office school class party meeting town "
+    "early late".split())
+_ASKS = re.compile(r"\?\s*$|^\W*(?:should|would|could|can|shall|might|maybe|perhaps|what if|if)\b", re.IGNORECASE)
+_SPEAKER = re.compile(r"^[^\s:]{1,30}(?: [^\s:]{1,30})?:\s")
+MIN = 3
+
+
+def _stem(word: str) -> str:
+    w = word.casefold().replace("’", "'")
+    if w.endswith("'s"):
+        w = w[:-2]
+    return w[:-1] if len(w) > 4 and w.endswith("s") and not w.endswith("ss") else w
+
+
+@lru_cache(maxsize=8192)
+def things(text: str) -> frozenset[str]:
+    """The words of what ``text`` says is over (stemmed, casefolded); empty when it ends nothing."""
+    if _SPEAKER.match(text) or _ASKS.search(text):
+        return frozenset()
+    out: set[str] = set()
+    for clause in _CLAUSE.split(text):
+        for m in _AFTER.finditer(clause):
+            out.update(_content(_WORD.findall(clause[m.end():])[:3]))
+        for m in _BEFORE.finditer(clause):
+            out.update(_content(_WORD.findall(clause[:m.start()])[-2:]))
+    return frozenset(out)
+
+
+def _content(words: Iterable[str]) -> list[str]:
+    return [s for w in words if (s := _stem(w)) not in _STOP and len(s) >= MIN]
+
+
+@lru_cache(maxsize=8192)
+def words(text: str) -> frozenset[str]:
+    return frozenset(_stem(w) for w in _WORD.findall(text))
+
+
+def ended(turns: Mapping[str, tuple[str, str, int, str]], claims: Mapping[str, tuple[str, str]],
+          cited: Container[str], held: Iterable[str]) -> dict[str, str]:
+    """Candidate turns (id -> (text, said at, rowid, role)) a later USER turn or a later claim valid now
+    (id -> (its clause, valid from)) among the candidates says are over: id -> the id of that later
+    turn or claim (the latest). ``cited``: turns a claim valid now cites (never marked); ``held``: the
+    words of the values of claims valid now (never ended)."""
+    keep = set(held)
+    later: dict[str, tuple[str, int, frozenset[str]]] = {}
+    for rid, (text, said, rowid, role) in turns.items():
+        if role == "user" and (gone := things(text) - keep):
+            later[rid] = (said, rowid, gone)
+    for cid, (text, since) in claims.items():
+        if since and (gone := things(text) - keep):
+            later[cid] = (since, -1, gone)  # said at the same time as a turn: not later than it
+    if not later:
+        return {}
+    out: dict[str, str] = {}
+    for rid, (text, said, rowid, _role) in turns.items():
+        if rid in cited or _SPEAKER.match(text):
+            continue
+        mine = words(text)
+        for eid, (when, order, gone) in later.items():
+            if eid == rid or (when, order) <= (said, rowid) or not gone & mine:
+                continue
+            if rid not in out or later[out[rid]][:2] < (when, order):
+                out[rid] = eid
+    return out
+
+
+def held_words(values: Iterable[str]) -> frozenset[str]:
+    """The words (stemmed) of the values of the claims valid now."""
+    return frozenset(_stem(w) for v in values for w in _WORD.findall(v))
+
+
+# -- the step of a current search (``read.facts.rerank``) --------------------------------------------
+def marks(cache: Cache, ranked: list[Cand], stale: Mapping[str, Any], echoed: Mapping[str, Any],
+          ledger: list[dict[str, Any]], at: str, user_id: str, book: claimbook.Book | None) -> dict[str, Any]:
+    """Turns a later user turn or claim among the candidates says are over (``ended``): marked ended
+    at its time, superseded by the claim (or a claim valid now that cites the turn), if any. Most
+    searches stop at the first step: no candidate turn to mark, or nothing among them ending."""
+    turns: dict[str, tuple[str, str, int, str]] = {}
+    for c in ranked:
+        if c.kind != "turn" or c.id in stale or (c.id in echoed and c.row.get("role") != "user"):
+            continue
+        text = str(c.row.get("content") or "")
+        if not _SPEAKER.match(text):  # a transcript's line: never marked here (see the module doc)
+            turns[c.id] = (text, str(c.row.get("valid_at") or ""), int(c.row.get("rowid") or 0),
+                           str(c.row.get("role") or "user"))
+    if not turns:
+        return {}
+    mine = [c for c in ranked if c.kind == "claim" and str(c.row.get("subject") or user_id) in (user_id, "user")]
+    texts = _claim_texts(cache, user_id, [c.id for c in mine], book) if mine else {}
+    claims = {c.id: (texts.get(c.id, ""), str(c.row.get("valid_from") or "")) for c in mine}
+    if not any(things(t) for t, _, _, role in turns.values() if role == "user") and \
+            not any(things(t) for t, _ in claims.values()):
+        return {}
+    now = live.view(ledger, at, user_id, book)
+    held: frozenset[str] | None = getattr(now, "_held", None)
+    if held is None:  # kept on the view: the same while the valid claims are
+        held = held_words(str(r.get("value") or "") for r in ledger if echo.active(r, at))
+        now._held = held  # type: ignore[attr-defined]
+    out: dict[str, Any] = {}
+    for rid, closer in ended(turns, claims, now.cites, held).items():
+        if rid in echoed:
+            continue
+        if closer in claims:
+            out[rid] = {"valid_until": claims[closer][1], "superseded_by": closer}
+        else:
+            out[rid] = {"valid_until": turns[closer][1], "superseded_by": next(iter(now.cites.get(closer, ())), None)}
+    return out
+
+
+def _claim_texts(cache: Cache, user_id: str, ids: list[str], book: claimbook.Book | None) -> dict[str, str]:
+    """Claim id -> its clause, for ``ids``; kept on the claim book (a new book whenever a claim changes),
+    so a claim's text is read once, not at every search."""
+    kept: dict[str, str] = getattr(book, "_texts", None) or {}
+    missing = [i for i in ids if i not in kept]
+    if missing:
+        rows = cache.user(user_id).rows(
+            f"SELECT id, text FROM claims WHERE id IN ({','.join('?' * len(missing))}) AND +user_id = ?",
+            [*missing, user_id])
+        kept.update({str(r["id"]): str(r["text"] or "") for r in rows})
+        if book is not None:
+            book._texts = kept  # type: ignore[attr-defined]
+    return kept
