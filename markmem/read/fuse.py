@@ -65,7 +65,6 @@ class Recipe:
     assistant_trust: float = 0.4  # an assistant turn's trust when the question does not ask what it said
     tally_question_weight: float = 0.8  # question_weight when the question counts or totals (read.query.tallies)
     tally_sentence_depth: int = 20  # sentence_depth when the question counts or totals
-    tally_sentence_weight: float = 1.0  # sentence_weight when the question counts or totals
     tally_tells: int = 0  # a question that counts: its first this many turns that ask but tell lose the discount
 
 

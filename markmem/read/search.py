@@ -107,11 +107,9 @@ def _ranked(ctx: Context, query: str, user_id: str, top_k: int, as_of: str | Non
 def _tallied(recipe: Recipe, query: str) -> Recipe | None:
     """The recipe for a question that counts or totals (read.query.tallies), None when it does not apply."""
     if (recipe.tally_question_weight == recipe.question_weight and recipe.tally_sentence_depth == recipe.sentence_depth
-            and recipe.tally_sentence_weight == recipe.sentence_weight and not recipe.tally_tells) \
-            or not tallies(query):
+            and not recipe.tally_tells) or not tallies(query):
         return None
-    return replace(recipe, question_weight=recipe.tally_question_weight, sentence_depth=recipe.tally_sentence_depth,
-                   sentence_weight=recipe.tally_sentence_weight)
+    return replace(recipe, question_weight=recipe.tally_question_weight, sentence_depth=recipe.tally_sentence_depth)
 
 
 def _sentences(ctx: Context, query: str, ranked: list[Cand], recipe: Recipe, user_id: str) -> list[Cand]:
