@@ -63,10 +63,6 @@ class Recipe:
     sentence_depth: int = 20  # fused candidates it re-ranks
     assistant_asked: bool = True  # a question asking what the assistant said trusts its turns as the user's (read.said)
     assistant_trust: float = 0.4  # an assistant turn's trust when the question does not ask what it said
-    tally_question_weight: float = 0.8  # question_weight when the question counts or totals (read.query.tallies)
-    tally_sentence_depth: int = 20  # sentence_depth when the question counts or totals
-    tally_best: int = 0  # a question that counts: its first this many turns that ask, best sentence telling, lose the discount
-    tally_tells: int = 0  # a question that counts: its first this many turns that ask but tell lose the discount
 
 
 DEFAULT = Recipe()

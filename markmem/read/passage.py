@@ -42,54 +42,6 @@ def lift(ctx: Context, ranked: list[Cand], query_vec: np.ndarray, weight: float,
     return sorted(head, key=lambda c: (-c.score, c.kind, c.id)) + ranked[depth:]
 
 
-_SELF = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|my|me|mine|myself|we|we've|we're|our)\b", re.IGNORECASE)
-
-
-def tells(text: str) -> bool:
-    """Whether a turn says something of its speaker: a sentence that is no question and speaks in the
-    first person ("I still need to pick up my dry cleaning ... Any tips?" tells; "Any plans to adopt?" does not)."""
-    return any(not s.rstrip(" \"')").endswith("?") and _SELF.search(s) for s in split(text))
-
-
-def unask_by_best(ctx: Context, ranked: list[Cand], query_vec: np.ndarray, depth: int, user_id: str) -> list[Cand]:
-    """``ranked`` with the question discount taken off its first ``depth`` turns that ask but whose sentence
-    closest to the question is no question (the part that matches tells), re-sorted."""
-    assert ctx.embedder is not None
-    head = ranked[:depth]
-    asking = [c for c in head if c.kind == "turn" and c.weights.get("question")]
-    if not asking:
-        return ranked
-    texts = _texts(ctx, asking, user_id)
-    name = ctx.embedder.name
-    with _cache_lock:
-        kept = {c.id: _SENTS.get((name, c.id)) for c in asking}
-    unseen = [c for c in asking if kept[c.id] is None]
-    if unseen:
-        kept.update(_embed(ctx, unseen, user_id))
-    for c in asking:
-        vecs = kept.get(c.id)
-        if vecs is None or not len(vecs):
-            continue  # one sentence, and it asks
-        best = split(texts.get(c.id) or "")[int(np.argmax(vecs @ query_vec))]
-        if not best.rstrip(" \"')").endswith("?"):
-            c.score /= c.weights.pop("question")
-    return sorted(head, key=lambda c: (-c.score, c.kind, c.id)) + ranked[depth:]
-
-
-def unask(ctx: Context, ranked: list[Cand], depth: int, user_id: str) -> list[Cand]:
-    """``ranked`` with the question discount taken off its first ``depth`` turns that ask but also tell
-    (:func:`tells`), re-sorted: a question that counts needs every turn that tells of an instance."""
-    head = ranked[:depth]
-    asking = [c for c in head if c.kind == "turn" and c.weights.get("question")]
-    if not asking:
-        return ranked
-    texts = _texts(ctx, asking, user_id)
-    for c in asking:
-        if tells(texts.get(c.id) or ""):
-            c.score /= c.weights.pop("question")
-    return sorted(head, key=lambda c: (-c.score, c.kind, c.id)) + ranked[depth:]
-
-
 def split(text: str) -> list[str]:
     """The sentences of ``text`` worth judging it by (at least ``MIN_WORDS`` words each)."""
     return [s for s in _SPLIT.split(text) if len(s.split()) >= MIN_WORDS]

@@ -39,18 +39,6 @@ _LITERALS = [
 ]
 
 
-# a question that counts, totals or compares amounts gathers its answer from several turns ("how many
-# fitness classes do I attend", "the total distance of the hikes"); a count of time units between two
-# events ("how many days passed between") is read.when's, not a tally
-_TALLY = re.compile(r"\b(?:how many|how much|in total|total|altogether|combined|sum of|difference)\b", re.I)
-_SPAN = re.compile(r"\bhow many (?:days|weeks|months|years|hours|minutes)\b", re.I)
-
-
-def tallies(text: str) -> bool:
-    """Whether ``text`` asks to count or total things told in several turns."""
-    return _TALLY.search(text) is not None and _SPAN.search(text) is None
-
-
 @dataclass(frozen=True)
 class Query:
     text: str

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any
 
@@ -12,7 +11,7 @@ from ..index import lexicon
 from ..model import Hit, Source
 from . import facts, fts, said, when
 from .fuse import DEFAULT, GRAPH, ROLE_TRUST, Cand, Recipe, day_number, fuse, trace
-from .query import Query, parse, tallies
+from .query import Query, parse
 
 Key = tuple[str, str]
 
@@ -67,8 +66,6 @@ def _ranked(ctx: Context, query: str, user_id: str, top_k: int, as_of: str | Non
             recipe: Recipe, ref: str, span: when.Window | None) -> tuple[list[Cand], dict[str, Any] | None]:
     """One query's candidates from every lane, fused and re-ranked: ``(ranked, what explain says of the query)``."""
     q = parse(query)
-    tally = _tallied(recipe, query)
-    recipe = tally or recipe
     cands: dict[Key, Cand] = {}
     snap = fts.snapshot(ctx.cache, user_id)  # every freshness check of this search, in one statement
     dropped = _lexical(ctx, q, user_id, top_k, as_of, known_at, recipe, cands, snap)
@@ -85,17 +82,6 @@ def _ranked(ctx: Context, query: str, user_id: str, top_k: int, as_of: str | Non
     roles = said.ASKED_ROLES if asked else ROLE_TRUST if recipe.assistant_trust == ROLE_TRUST["assistant"] \
         else {**ROLE_TRUST, "assistant": recipe.assistant_trust}
     ranked = fuse(list(cands.values()), recipe, q, day_number(ref), _dated(ctx, cands, span, user_id), roles)
-    if tally and recipe.tally_tells > 0:
-        from . import passage
-
-        ranked = passage.unask(ctx, ranked, recipe.tally_tells, user_id)
-    if tally and recipe.tally_best > 0 and recipe.vectors and ctx.embedder is not None:
-        from . import passage
-        from . import vectors as dense_lane
-
-        qv = dense_lane.encode(ctx, query)
-        if qv is not None:
-            ranked = passage.unask_by_best(ctx, ranked, qv, recipe.tally_best, user_id)
     if recipe.sentence_weight and recipe.vectors and ctx.embedder is not None:  # a turn's best sentence counts
         ranked = _sentences(ctx, query, ranked, recipe, user_id)
     if as_of is None and known_at is None and recipe.fact_first:
@@ -107,16 +93,8 @@ def _ranked(ctx: Context, query: str, user_id: str, top_k: int, as_of: str | Non
                             None if snap is None else snap.vectors()) + ranked[window:]
     model = ctx.embedder.name if recipe.vectors and ctx.embedder else None
     return ranked, {"terms": [t for t in q.terms if t not in dropped], "dropped_terms": dropped,
-                    "literals": list(q.literals), "vectors": model, "asks_assistant": asked, "tallies": bool(tally),
+                    "literals": list(q.literals), "vectors": model, "asks_assistant": asked,
                     "top_bm25": max((c.bm25 for c in cands.values()), default=0.0)}
-
-
-def _tallied(recipe: Recipe, query: str) -> Recipe | None:
-    """The recipe for a question that counts or totals (read.query.tallies), None when it does not apply."""
-    if (recipe.tally_question_weight == recipe.question_weight and recipe.tally_sentence_depth == recipe.sentence_depth
-            and not recipe.tally_tells and not recipe.tally_best) or not tallies(query):
-        return None
-    return replace(recipe, question_weight=recipe.tally_question_weight, sentence_depth=recipe.tally_sentence_depth)
 
 
 def _sentences(ctx: Context, query: str, ranked: list[Cand], recipe: Recipe, user_id: str) -> list[Cand]:
