@@ -3,7 +3,8 @@
 An assistant's turn that ends with a question ("... Would you like more tips?") is trusted at
 ``ROLE_TRUST["assistant"]``; before, the user's next turn inherited the assistant turn's relevance at full
 trust, which put the user's chit-chat replies above the user's own disclosures (bench/results/recall.md,
-round 4). A person asking a person (LoCoMo: every turn a user turn) passes as much as before.
+round 4). A short question ("What position?") passes everything, whoever asks: the answer ("keeper")
+means nothing without it. A person asking a person (LoCoMo: every turn a user turn) passes as before.
 """
 
 from __future__ import annotations
@@ -13,9 +14,11 @@ from markmem.read import said
 from markmem.read.fuse import ROLE_TRUST, Cand, Recipe, _propagate
 from markmem.read.search import search
 
+LONG = "For a rich sauce, simmer tomatoes with garlic and basil for an hour. Would you like a creamy one too?"
 
-def _pair(asker: str, score: float = 1.0) -> list[Cand]:
-    question = Cand("turn", "q", {"rowid": 1, "role": asker, "question": 1, "answer": 2})
+
+def _pair(asker: str, score: float = 1.0, text: str = LONG) -> list[Cand]:
+    question = Cand("turn", "q", {"rowid": 1, "role": asker, "question": 1, "answer": 2, "content": text})
     answer = Cand("turn", "a", {"rowid": 2, "role": "user" if asker == "assistant" else "assistant"})
     question.score, answer.score = score, 0.0
     return [question, answer]
@@ -26,6 +29,20 @@ def test_an_assistant_question_passes_its_answer_only_its_trust() -> None:
     _propagate(cands, 0.9, ROLE_TRUST)
     assert cands[1].score == 0.9 * ROLE_TRUST["assistant"]
     assert cands[1].answer_to == "q"
+
+
+def test_a_short_assistant_question_passes_everything() -> None:
+    # "You mentioned you live in Geneva, right?" -> "no, Basel": the answer is nothing without its question
+    cands = _pair("assistant", text="You mentioned you live in Geneva, right?")
+    _propagate(cands, 0.9, ROLE_TRUST)
+    assert cands[1].score == 0.9
+
+
+def test_the_length_search_measured_counts_over_the_row_text() -> None:
+    cands = _pair("assistant", text="")
+    cands[0].row["chars"] = len(LONG)  # a lexicon row without its text: search reads the length
+    _propagate(cands, 0.9, ROLE_TRUST)
+    assert cands[1].score == 0.9 * ROLE_TRUST["assistant"]
 
 
 def test_a_user_question_passes_as_before() -> None:

@@ -35,6 +35,7 @@ HALF_LIFE_DAYS: dict[str, float | None] = {  # None: does not decay
     "profile": None, "relationship": None, "preference": 730.0, "fact": 1095.0, "note": 365.0, "turn": None,
 }
 DEFAULT_HALF_LIFE = 365.0
+SHORT_QUESTION = 80  # characters: a question turn this short is all question (its row's "chars", set by search)
 
 
 @dataclass(frozen=True)
@@ -139,7 +140,7 @@ def _propagate(cands: list[Cand], share: float, roles: dict[str, float] | None =
         answer = by_rowid.get(c.row.get("answer")) if c.kind == "turn" and c.row.get("question") else None
         if answer is None:
             continue
-        passed = share * c.score * (1.0 if roles is None else roles.get(c.row.get("role") or "user", 0.8))
+        passed = share * c.score * (1.0 if roles is None else _asker_trust(c.row, roles))
         if passed > inherited.get(answer.row["rowid"], (0.0, ""))[0]:
             inherited[answer.row["rowid"]] = (passed, c.id)
     for rowid, (score, question) in inherited.items():
@@ -147,6 +148,16 @@ def _propagate(cands: list[Cand], share: float, roles: dict[str, float] | None =
         if score > answer.score:
             answer.score = score
             answer.answer_to = question
+
+
+def _asker_trust(row: dict[str, Any], roles: dict[str, float]) -> float:
+    """How much of its relevance a question passes on: a short question ("What position?") all of it; a
+    long turn that only ends with one (an assistant's answer closing "Would you like more tips?") its
+    role's trust, as its own score has."""
+    trust = roles.get(row.get("role") or "user", 0.8)
+    if trust == 1.0 or row.get("chars", len(row.get("content") or "")) < SHORT_QUESTION:
+        return 1.0
+    return trust
 
 
 def _priors(c: Cand, recipe: Recipe, words: set[str], ref_day: int,
