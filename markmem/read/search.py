@@ -102,7 +102,8 @@ def _ranked(ctx: Context, query: str, user_id: str, top_k: int, as_of: str | Non
 def _measure_askers(ctx: Context, cands: dict[Key, Cand], roles: dict[str, float], user_id: str) -> None:
     """The length (``row["chars"]``) of each less trusted candidate turn that asks: fusion passes a long one's
     relevance to its answer at its trust (fuse._asker_trust). Lane rows without the text are read for it."""
-    asking = [c for c in cands.values() if c.kind == "turn" and c.row.get("question") and c.row.get("answer")
+    have = {c.row.get("rowid") for c in cands.values() if c.kind == "turn"}  # only a candidate answer inherits
+    asking = [c for c in cands.values() if c.kind == "turn" and c.row.get("question") and c.row.get("answer") in have
               and roles.get(c.row.get("role") or "user", 0.8) != 1.0]
     missing = [c.row["rowid"] for c in asking if "content" not in c.row and "rowid" in c.row]
     texts = {i: r["content"] for i, r in fts.hydrate_turns(ctx.cache, missing, user_id).items()} if missing else {}
