@@ -35,6 +35,7 @@ HALF_LIFE_DAYS: dict[str, float | None] = {  # None: does not decay
     "profile": None, "relationship": None, "preference": 730.0, "fact": 1095.0, "note": 365.0, "turn": None,
 }
 DEFAULT_HALF_LIFE = 365.0
+SHORT_QUESTION = 80  # characters: a question turn this short is all question (its row's "chars", set by search)
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,9 @@ class Recipe:
     sentence_depth: int = 20  # fused candidates it re-ranks
     assistant_asked: bool = True  # a question asking what the assistant said trusts its turns as the user's (read.said)
     assistant_trust: float = 0.4  # an assistant turn's trust when the question does not ask what it said
+    # what a question passes to its answer is scaled by the asking turn's role trust too: an assistant's closing
+    # "Would you like more tips?" no longer hands the user's next reply its full relevance (recall.md, round 4)
+    answer_trust: bool = True
 
 
 DEFAULT = Recipe()
@@ -103,7 +107,7 @@ def fuse(cands: list[Cand], recipe: Recipe, query: Query, ref_day: int,
         for c in cands:
             c.score = _base(c, recipe, top_bm25)
     if recipe.answer_weight:
-        _propagate(cands, recipe.answer_weight)
+        _propagate(cands, recipe.answer_weight, roles if recipe.answer_trust else None)
     speakers: dict[str | None, bool] = {}  # who said a turn -> whether the query names them
     named: dict[tuple[str | None, str | None], bool] = {}  # a turn row's (head, speaker) -> the same
     for c in cands:
@@ -127,19 +131,33 @@ def _base(c: Cand, recipe: Recipe, top_bm25: float) -> float:
     return lexical + (c.cos or 0.0) + recipe.graph_weight * c.graph
 
 
-def _propagate(cands: list[Cand], share: float) -> None:
-    """A question's relevance flows to the turn that answers it (``share`` of the question's base)."""
+def _propagate(cands: list[Cand], share: float, roles: dict[str, float] | None = None) -> None:
+    """A question's relevance flows to the turn that answers it (``share`` of the question's base, times
+    the asking turn's trust by its role when ``roles`` is given)."""
     by_rowid = {c.row["rowid"]: c for c in cands if c.kind == "turn"}
     inherited: dict[int, tuple[float, str]] = {}
     for c in cands:
         answer = by_rowid.get(c.row.get("answer")) if c.kind == "turn" and c.row.get("question") else None
-        if answer is not None and share * c.score > inherited.get(answer.row["rowid"], (0.0, ""))[0]:
-            inherited[answer.row["rowid"]] = (share * c.score, c.id)
+        if answer is None:
+            continue
+        passed = share * c.score * (1.0 if roles is None else _asker_trust(c.row, roles))
+        if passed > inherited.get(answer.row["rowid"], (0.0, ""))[0]:
+            inherited[answer.row["rowid"]] = (passed, c.id)
     for rowid, (score, question) in inherited.items():
         answer = by_rowid[rowid]
         if score > answer.score:
             answer.score = score
             answer.answer_to = question
+
+
+def _asker_trust(row: dict[str, Any], roles: dict[str, float]) -> float:
+    """How much of its relevance a question passes on: a short question ("What position?") all of it; a
+    long turn that only ends with one (an assistant's answer closing "Would you like more tips?") its
+    role's trust, as its own score has."""
+    trust = roles.get(row.get("role") or "user", 0.8)
+    if trust == 1.0 or row.get("chars", len(row.get("content") or "")) < SHORT_QUESTION:
+        return 1.0
+    return trust
 
 
 def _priors(c: Cand, recipe: Recipe, words: set[str], ref_day: int,

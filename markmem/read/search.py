@@ -81,6 +81,8 @@ def _ranked(ctx: Context, query: str, user_id: str, top_k: int, as_of: str | Non
     asked = recipe.assistant_asked and said.asks_assistant(query)  # "what did you recommend?"
     roles = said.ASKED_ROLES if asked else ROLE_TRUST if recipe.assistant_trust == ROLE_TRUST["assistant"] \
         else {**ROLE_TRUST, "assistant": recipe.assistant_trust}
+    if recipe.answer_trust and recipe.answer_weight:
+        _measure_askers(ctx, cands, roles, user_id)
     ranked = fuse(list(cands.values()), recipe, q, day_number(ref), _dated(ctx, cands, span, user_id), roles)
     if recipe.sentence_weight and recipe.vectors and ctx.embedder is not None:  # a turn's best sentence counts
         ranked = _sentences(ctx, query, ranked, recipe, user_id)
@@ -95,6 +97,18 @@ def _ranked(ctx: Context, query: str, user_id: str, top_k: int, as_of: str | Non
     return ranked, {"terms": [t for t in q.terms if t not in dropped], "dropped_terms": dropped,
                     "literals": list(q.literals), "vectors": model, "asks_assistant": asked,
                     "top_bm25": max((c.bm25 for c in cands.values()), default=0.0)}
+
+
+def _measure_askers(ctx: Context, cands: dict[Key, Cand], roles: dict[str, float], user_id: str) -> None:
+    """The length (``row["chars"]``) of each less trusted candidate turn that asks: fusion passes a long one's
+    relevance to its answer at its trust (fuse._asker_trust). Lane rows without the text are read for it."""
+    have = {c.row.get("rowid") for c in cands.values() if c.kind == "turn"}  # only a candidate answer inherits
+    asking = [c for c in cands.values() if c.kind == "turn" and c.row.get("question") and c.row.get("answer") in have
+              and roles.get(c.row.get("role") or "user", 0.8) != 1.0]
+    missing = [c.row["rowid"] for c in asking if "content" not in c.row and "rowid" in c.row]
+    texts = {i: r["content"] for i, r in fts.hydrate_turns(ctx.cache, missing, user_id).items()} if missing else {}
+    for c in asking:
+        c.row["chars"] = len(c.row.get("content") or texts.get(c.id) or "")
 
 
 def _sentences(ctx: Context, query: str, ranked: list[Cand], recipe: Recipe, user_id: str) -> list[Cand]:
