@@ -84,3 +84,28 @@ def test_matrix_positions_are_the_row_by_row_dict() -> None:
         want.update(zip(zip(kinds, ids, strict=True), range(m.n - 30, m.n), strict=True))
         probes = [(k, f"x{i}") for k in ("turn", "claim", "page") for i in range(45)]
         assert [m.pos.get(p) for p in probes] == [want.get(p) for p in probes]
+
+
+def test_matrix_positions_answer_the_same_from_many_threads() -> None:
+    import threading
+
+    from markmem.index import vectors
+
+    kinds = ["turn" if i % 3 else "claim" for i in range(3000)]
+    ids = [f"u{i}" for i in range(3000)]
+    want = dict(zip(zip(kinds, ids, strict=True), range(3000), strict=True))
+    probes = list(want) + [("turn", "nope")]
+    for _ in range(5):
+        m = vectors.Matrix(("e", 0, 0), 2, data=np.zeros((0, 2), np.float32))
+        m.append(kinds, ids, np.zeros((3000, 2), np.float32), list(range(3000)))
+        bad: list[object] = []
+
+        def check(m: vectors.Matrix = m, bad: list[object] = bad) -> None:
+            bad.extend(p for p in probes if m.pos.get(p) != want.get(p))
+
+        threads = [threading.Thread(target=check) for _ in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert bad == []

@@ -126,14 +126,13 @@ class Positions:
     def get(self, key: tuple[str, str], default: int | None = None) -> int | None:
         kind, ident = key
         n = len(self._ids)
-        by = self._by.get(kind)
-        if by is None or self._seen[kind] < n:
+        if self._seen.get(kind, -1) < n:  # set only once its dict holds every row before it
             with self._lock:
                 by = self._by.setdefault(kind, {})
                 start, kinds, ids = self._seen.get(kind, 0), self._kinds, self._ids
                 by.update({ids[i]: i for i in range(start, n) if kinds[i] == kind})
                 self._seen[kind] = max(n, start)
-        return by.get(ident, default)
+        return self._by[kind].get(ident, default)
 
 
 def _adoptable(vecs: np.ndarray, n: int, dim: int) -> bool:
