@@ -41,10 +41,11 @@ PINNED = {'Where does the user live?': ([('claim', 'I moved to Porto last week.'
                                    '## Relevant memories\n'
                                    "- Actually I don't like sushi anymore, raw fish makes me sick.\n"
                                    '- We went hiking in the mountains near Porto on the weekend.\n'),
-     'What does the user think about sushi?': ([('turn', 'I love sushi, especially salmon nigiri.', True),
-                                                ('turn',
+     # h-stale: the marked (stale) turn is no longer first; the statement now true goes before it
+     'What does the user think about sushi?': ([('turn',
                                                  "Actually I don't like sushi anymore, raw fish makes me sick.",
                                                  False),
+                                                ('turn', 'I love sushi, especially salmon nigiri.', True),
                                                 ('claim', 'I moved to Porto last week.', False),
                                                 ('turn', 'I live in Lisbon with my partner.', True),
                                                 ('claim', 'I now work at Globex as a team lead.', False)],

@@ -110,13 +110,15 @@ def rerank(cache: Cache, user_id: str, ranked: list[Cand], query: str = "",
 
 def _unmarked_first(out: list[Cand], within: int | None = None) -> list[Cand]:
     """What was said and has since changed, or is not yet true, is never the first answer: when the
-    first candidate is such a marked turn, the first claim after it (else the first unmarked turn)
-    goes first, looked for among the first ``within`` (all: None); the rest keep their order."""
+    first candidate is such a marked turn, the next claim or unmarked statement (not a question, a
+    hypothetical, the assistant's turn or chit-chat) among the first ``within`` (all: None) goes
+    first; the rest keep their order."""
     if not out or out[0].kind != "turn" or not (out[0].row.get("valid_until") or out[0].row.get("starts")):
         return out
     head = out[:within] if within else out
-    pick = next((c for c in head if c.kind == "claim"), None) or \
-        next((c for c in head if c.kind == "turn" and not (c.row.get("valid_until") or c.row.get("starts"))), None)
+    pick = next((c for c in head if c.kind == "claim" or not (
+        c.row.get("valid_until") or c.row.get("starts") or _not_a_statement(c)
+        or low_content(str(c.row.get("content") or "")))), None)
     return out if pick is None else [pick, *(c for c in out if c is not pick)]
 
 
