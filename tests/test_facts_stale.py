@@ -22,6 +22,7 @@ import pytest
 
 from markmem import Memory
 from markmem.read import ended
+from tests.facts_fixtures import scripted_memory
 
 pytest.importorskip("spacy")
 
@@ -52,11 +53,7 @@ SCENARIOS: dict[str, list[Turn]] = {
 @pytest.fixture(scope="module")
 def mem(tmp_path_factory: pytest.TempPathFactory) -> Memory:
     root: Path = tmp_path_factory.mktemp("factsstale") / "memory"
-    m = Memory(root, pii_engine="regex", vector_model=None, background=False, clause_parser="spacy")
-    for user, turns in SCENARIOS.items():
-        for role, when, text in turns:
-            m.add([{"role": role, "content": text}], user_id=user, occurred_at=when)
-    m.flush()
+    m = scripted_memory(root, SCENARIOS)
     yield m
     m.close()
 

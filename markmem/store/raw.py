@@ -19,7 +19,7 @@ from typing import Any
 
 from ..model import RawEntry
 from .codec import Codec
-from .flush import Flush
+from .flush import Flush, fsync_path
 from .links import crosses_link, open_nofollow, refuse_links
 
 CHECKPOINT = "checkpoint.json"
@@ -149,7 +149,7 @@ def append(root: Path, entries: Sequence[RawEntry], codec: Codec, *, sync: bool 
             if not handed:
                 os.close(fd)
         if created and sync and flush is None:
-            _fsync_path(Path(root, rel).parent)
+            fsync_path(str(Path(root, rel).parent))
         if to_sync is not None:
             full = Path(root, rel)
             to_sync += [full, full.parent] if created else [full]
@@ -212,18 +212,10 @@ def sync_all(paths: Sequence[Path]) -> None:
     unique = list(dict.fromkeys(paths))
     if len(unique) <= 1:
         for path in unique:
-            _fsync_path(path)
+            fsync_path(str(path))
         return
     with ThreadPoolExecutor(max_workers=min(16, len(unique))) as pool:
-        list(pool.map(_fsync_path, unique))
-
-
-def _fsync_path(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+        list(pool.map(fsync_path, map(str, unique)))
 
 
 def _write_all(fd: int, data: bytes) -> None:
