@@ -113,6 +113,13 @@ def test_comma_splice_is_two_clauses() -> None:
     assert _run("said goodbye to Kraków, we're settling into Wrocław") == [[("lives_in", "Wrocław", False)]]
 
 
+def test_an_if_clause_stays_with_what_it_conditions() -> None:
+    assert _run("if I get the job, I'm moving to Oslo") == [[]]  # a consequence, not a plan stated as fact
+    assert _run("I'll move to Oslo if they hire me") == [[]]
+    assert _run("I live in Porto, and if it works out I'll buy a flat") == [[("lives_in", "Porto", False)]]
+    assert _run("I moved to Oslo because I got the job") == [[("lives_in", "Oslo", False)]]  # a reason still splits
+
+
 def test_a_change_over_the_holidays_happened_then() -> None:
     assert temporary("we swapped Sydney for Melbourne over the holidays", "2026-01-12T09:00:00Z") is None
     assert temporary("I'm in Lisbon over the summer", "2026-02-04T09:00:00Z") is not None  # a stay

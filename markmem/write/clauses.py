@@ -39,6 +39,7 @@ _MAY_SPLIT = re.compile(r"[,;]|\b(?:and|but|so|because|while|whereas|although|th
 _PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|we|we're|my|our|me|us|she|he|they|her|his|their)\b", re.IGNORECASE)
 _CLAUSE_DEPS = frozenset({"conj", "advcl", "ccomp", "parataxis"})
 _SUBJECTS = frozenset({"nsubj", "nsubjpass", "expl"})
+_CONDITIONS = frozenset({"if", "provided", "assuming", "supposing"})
 _DROP_LEAD = frozenset({"cc", "punct", "prep"})  # "if"/"because" (mark) stay: "if we moved" is no fact
 
 
@@ -96,7 +97,7 @@ def _parse_cached(splitter: SpacySplitter, text: str) -> Any:
 def _split_cached(splitter: SpacySplitter, text: str) -> tuple[str, ...]:
     doc = _parse_cached(splitter, text)  # one parse per text: the extractor may read the same one
     heads = [t for t in doc if t.dep_ == "ROOT" or (t.dep_ in _CLAUSE_DEPS and t.pos_ in ("VERB", "AUX")
-                                                  and _own_clause(t))]
+                                                  and _own_clause(t) and not _condition(t))]
     if len(heads) < 2:
         return (text.strip(),)
     head_ids = {t.i for t in heads}
@@ -124,6 +125,12 @@ def _own_clause(token: Any) -> bool:
     if any(c.dep_ in _SUBJECTS for c in token.children):
         return True
     return token.dep_ == "conj" and token.head.pos_ in ("VERB", "AUX")
+
+
+def _condition(token: Any) -> bool:
+    """An "if" clause: it stays with the clause it conditions ("if I get the job, I'm moving to
+    Oslo" is one clause, no fact), or the consequence would be read as a plain statement."""
+    return token.dep_ == "advcl" and any(c.dep_ == "mark" and c.lower_ in _CONDITIONS for c in token.children)
 
 
 def _span(head: Any, heads: set[int]) -> set[int]:
