@@ -71,6 +71,19 @@ def test_claim_sources_parsed_in_one_go_are_the_row_by_row_ones() -> None:
         claimbook._sources([*rows, {"sources": '["a"], ["b"]'}])
 
 
+def test_the_echo_ledger_reads_sources_and_closers_as_row_by_row() -> None:
+    from markmem.read import echo
+
+    rows = [{"sources": '["raw/u/a/2025.jsonl#r-1", "r-2"]', "closed_by": None, "value": "Lisbon"},
+            {"sources": None, "closed_by": '["raw/u/a/2025.jsonl#r-9"]', "value": "a nurse"},
+            {"sources": "[]", "closed_by": "", "value": ""}]
+    book = type("Book", (), {"by_id": {i: r for i, r in enumerate(rows)}})()
+    got = echo.ledger(None, "a", book)  # type: ignore[arg-type]  # a book: no cache read
+    assert [r["_refs"] for r in got] == [["r-1", "r-2"], [], []]
+    assert [r["_closers"] for r in got] == [[], ["r-9"], []]
+    assert echo.ledger(None, "a", book) is got  # kept on the book between searches
+
+
 def test_matrix_positions_are_the_row_by_row_dict() -> None:
     from markmem.index import vectors
 

@@ -17,7 +17,6 @@ claim's subject or a transcript speaker is never a value to mark (it names a per
 
 from __future__ import annotations
 
-import json
 import re
 from bisect import bisect_right
 from collections.abc import Iterable, Mapping
@@ -48,10 +47,13 @@ def ledger(cache: Cache, user_id: str, book: claimbook.Book | None) -> list[dict
         f"SELECT {claimbook.COLS} FROM claims c WHERE c.user_id = ? AND c.archived = 0 ORDER BY c.rowid", [user_id])
     if book is not None:
         book._echo_rows = rows  # type: ignore[attr-defined]
-    for r in rows:
-        if "_refs" not in r:
-            r["_refs"] = [str(x).rsplit("#", 1)[-1] for x in json.loads(r["sources"] or "[]")]
-            r["_closers"] = [str(x).rsplit("#", 1)[-1] for x in json.loads(r.get("closed_by") or "[]")]
+    fresh = [r for r in rows if "_refs" not in r]
+    if fresh:  # each JSON column parsed in one call: one per row was a third of a fresh process's first search
+        sources = claimbook.json_arrays([r["sources"] for r in fresh])
+        closers = claimbook.json_arrays([r.get("closed_by") for r in fresh])
+        for r, refs, closed in zip(fresh, sources, closers, strict=True):
+            r["_refs"] = [str(x).rsplit("#", 1)[-1] for x in refs]
+            r["_closers"] = [str(x).rsplit("#", 1)[-1] for x in closed]
             r["_terms"] = terms(str(r.get("value") or ""))
     return rows
 
