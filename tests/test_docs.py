@@ -68,3 +68,20 @@ def test_readme_links_the_cli_docs() -> None:
     if not readme.exists():
         pytest.skip("README.md is not written yet (the lead owns it); it must link docs/CLI.md")
     assert "docs/CLI.md" in readme.read_text("utf-8"), "README.md must mention docs/CLI.md (the CLI reference)"
+
+
+def test_relative_links_in_the_docs_resolve() -> None:
+    """A link in README.md or docs/*.md (outside code examples) to a file of the repo exists."""
+    import re
+
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    broken = []
+    for page in pages:
+        prose = re.sub(r"```.*?```", "", page.read_text("utf-8"), flags=re.S)  # examples, not links
+        for target in re.findall(r"\]\(([^)\s]+)\)", prose):
+            if "://" in target or target.startswith(("#", "mailto:")):
+                continue
+            path = (page.parent / target.split("#", 1)[0]).resolve()
+            if not path.exists():
+                broken.append(f"{page.name}: {target}")
+    assert not broken, broken
