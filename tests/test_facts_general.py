@@ -128,3 +128,25 @@ def test_a_planned_change_is_not_yet_true_before_its_date(mem: Memory) -> None:
     assert "not yet true: from 2026-05-01" in next(ln for ln in pack.splitlines() if "Nantes" in ln)
     later = mem.search("Where does the user live?", user_id="planned", top_k=5, as_of="2026-06-01T10:00:00Z")
     assert not any(h.starts for h in later)
+
+
+def test_only_a_turn_said_once_a_plan_was_known_is_not_yet_true(tmp_path: Path) -> None:
+    """"Good luck in Nantes!" after "from May I'll live in Nantes" is not yet true before May; the
+    assistant's own "I prefer aisle seats myself", said before the user switched to aisle seats (a
+    change said when it happened, never a plan), is not marked at all."""
+    with Memory(tmp_path / "m", pii_engine="regex", vector_model=None, background=False) as m:
+        for when, turns in [
+            ("2026-01-10T10:00:00Z", [("user", "I live in Lyon and I prefer window seats"),
+                                      ("assistant", "Noted. I prefer aisle seats myself. Nantes is lovely too.")]),
+            ("2026-02-10T10:00:00Z", [("user", "From May 1st I'll be living in Nantes, the lease is signed"),
+                                      ("assistant", "Good luck with the move to Nantes!")]),
+            ("2026-03-10T10:00:00Z", [("user", "Actually I prefer aisle seats now")]),
+        ]:
+            m.add([{"role": r, "content": t} for r, t in turns], user_id="ann", occurred_at=when)
+        m.flush()
+        seats = m.search("which seats do I prefer?", user_id="ann", top_k=10, as_of="2026-03-01T00:00:00Z")
+        assert not [h.text for h in seats if h.starts]
+        move = m.search("where am I moving, Nantes?", user_id="ann", top_k=10, as_of="2026-03-01T00:00:00Z")
+        marked = {h.text for h in move if h.starts}
+        assert "Good luck with the move to Nantes!" in marked
+        assert not any("lovely" in t for t in marked)

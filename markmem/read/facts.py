@@ -150,7 +150,7 @@ def mark(cache: Cache, user_id: str, ranked: list[Cand], at: str,
     echoed = _echoed(ranked, stale, ledger, at, book)
     echoed.update(_topical(cache, user_id, ranked, stale, echoed, ledger, at, book))
     _mark(ranked, stale, echoed)
-    planned = _planned(ranked, ledger, at)
+    planned = _planned(cache, user_id, ranked, ledger, at)
     for c in ranked:
         if c.id in planned:
             c.row = {**c.row, "starts": planned[c.id]}
@@ -161,7 +161,7 @@ SWAP_WITHIN = 5  # a marked first turn is swapped only with a claim or turn of t
 # the top five stays what it was (LongMemEval's and LoCoMo's any@5 count turns there)
 
 
-def _planned(ranked: list[Cand], ledger: list[dict[str, Any]], at: str) -> dict[str, str]:
+def _planned(cache: Cache, user_id: str, ranked: list[Cand], ledger: list[dict[str, Any]], at: str) -> dict[str, str]:
     """Turn id -> when its facts start, for the turns every claim citing them starts after ``at``."""
     wanted = {c.id for c in ranked if c.kind == "turn"}
     starts: dict[str, list[str]] = {}
@@ -173,11 +173,33 @@ def _planned(ranked: list[Cand], ledger: list[dict[str, Any]], at: str) -> dict[
     later = {t: r for r in ledger if str(r["valid_from"] or "") > at for t in r["_terms"]}
     if later:  # "Good luck at Cedar Clinic!": a turn that only names a planned value
         held = {t for r in ledger if echo.active(r, at) for t in r["_terms"]}
-        texts = {c.id: str(c.row.get("content") or "") for c in ranked
-                 if c.kind == "turn" and c.id not in starts and c.id not in out}
+        said = {c.id: str(c.row.get("valid_at") or "") for c in ranked
+                if c.kind == "turn" and c.id not in starts and c.id not in out}
+        planned_at = _stated(cache, user_id, [r for t, r in later.items() if t not in held])
+        texts = {c.id: str(c.row.get("content") or "") for c in ranked if c.id in said}
         for rid, row in echo.echoes(texts, {t: {**r, "valid_until": r["valid_from"]} for t, r in later.items()
                                             if t not in held}).items():
-            out[rid] = str(row["valid_from"])
+            stated = planned_at.get(str(row["id"]))
+            if stated is not None and said[rid] >= stated:  # said once the plan was known
+                out[rid] = str(row["valid_from"])
+    return out
+
+
+def _stated(cache: Cache, user_id: str, claims: list[dict[str, Any]]) -> dict[str, str]:
+    """Claim id -> when the plan was first said, for the claims said before they start: a change said
+    when it happened ("Actually I prefer aisle seats now") was never a plan, so a turn naming its
+    value before then (the assistant's own "I prefer aisle seats myself") is not "not yet true"."""
+    refs = sorted({ref for r in claims for ref in r["_refs"]})
+    if not refs:
+        return {}
+    marks = ",".join("?" * len(refs))
+    when = {r["id"]: str(r["valid_at"] or "") for r in cache.user(user_id).rows(
+        f"SELECT id, valid_at FROM raw WHERE id IN ({marks}) AND +user_id = ?", [*refs, user_id])}
+    out = {}
+    for r in claims:
+        first = min((when[ref] for ref in r["_refs"] if ref in when), default=None)
+        if first is not None and first < str(r["valid_from"] or ""):
+            out[str(r["id"])] = first
     return out
 
 
