@@ -50,3 +50,12 @@ def test_a_history_rewrite_takes_the_user_out_of_the_subjects(mem: Memory) -> No
     mem.forget("bob", mode="rewrite")
     subjects = git(mem.root, "log", "--format=%s")
     assert "bob" not in subjects and "compile: 2 users;" in subjects
+
+
+def test_a_fact_said_and_replaced_within_one_batch_is_named_superseded(mem: Memory) -> None:
+    mem.add("I live in Lisbon", user_id="bob", occurred_at="2026-01-01T10:00:00Z")
+    mem.add("I moved to Porto", user_id="bob", occurred_at="2026-02-01T10:00:00Z")
+    mem.flush()
+    newest = _log(mem)[0]
+    assert newest.splitlines()[0] == "compile: u/bob lives_in superseded; 2 added (lives_in)"
+    assert "Markmem-Superseded: lives_in" in newest

@@ -27,7 +27,7 @@ def compile_message(users: Sequence[str], pages: Iterable[Page], stamp: str, ent
             name = _predicate(c.predicate)
             if c.recorded_at == stamp:
                 new.append(name)
-            elif c.closed_at == stamp:
+            if c.closed_at == stamp:  # also a claim said and replaced within this batch
                 (superseded if c.superseded_by else closed).append(name)
     parts = [f"{_names(superseded)} superseded"] if superseded else []
     parts += [f"{_names(closed)} closed"] if closed else []
