@@ -97,8 +97,10 @@ def flush(repo: Path, as_json: bool) -> None:
 @click.argument("query")
 @click.option("--user", "user_id", required=True, help="Search within this user only.")
 @click.option("-k", "--top-k", default=5, show_default=True, help="How many hits.")
-@click.option("--as-of", default=None, help="What was true at this time (valid time).")
-@click.option("--known-at", default=None, help="What memory believed at this time (transaction time).")
+@click.option("--as-of", default=None,
+              help="What was true at this time (valid time); a date alone means the end of that day.")
+@click.option("--known-at", default=None,
+              help="What memory believed at this time (transaction time); a date alone: the end of that day.")
 @click.option("--context", "as_context", is_flag=True, help="Print a token-budgeted context pack.")
 @click.option("--explain", is_flag=True, help="Include per-lane ranks and weights.")
 @json_option

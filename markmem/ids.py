@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
-from datetime import datetime, timezone
+from datetime import date, datetime, timezone
 
 from .errors import InvalidInput, InvalidUserId
 
@@ -76,6 +76,20 @@ def parse_time(value: object, *, field: str = "time") -> str:
     except (ValueError, OverflowError):  # not ISO-8601, or out of datetime's range once in UTC
         pass
     raise InvalidInput(f"{field} must be an ISO-8601 time or datetime, got {value!r}", field=field)
+
+
+_DATE_ONLY = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def parse_moment(value: object, *, field: str = "time") -> str:
+    """:func:`parse_time` for the moment a question is asked of memory (``as_of``, ``known_at``): a
+    calendar date alone (``"2023-05-27"``, a ``date``) means the end of that day, so "what was true
+    on May 27" includes what was said that day (at midnight it hid the whole day)."""
+    if isinstance(value, date) and not isinstance(value, datetime):
+        value = value.isoformat()
+    if isinstance(value, str) and _DATE_ONLY.fullmatch(value.strip()):
+        return parse_time(value.strip() + "T23:59:59.999999+00:00", field=field)
+    return parse_time(value, field=field)
 
 
 OCCURRED_MIN, OCCURRED_MAX = "1900-01-01T00:00:00.000000Z", "2200-01-01T00:00:00.000000Z"

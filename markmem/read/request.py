@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InvalidInput
-from ..ids import parse_time, validate_user_id
+from ..ids import parse_moment, validate_user_id
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,6 @@ def check(query: Any, user_id: Any, top_k: Any = 5, as_of: Any = None, known_at:
                                or not 1 <= budget <= 100_000):
         raise InvalidInput("budget must be an integer between 1 and 100000 tokens")
     query = query.encode("utf-8", "replace").decode("utf-8")  # a lone surrogate becomes '?'
-    t_valid = None if as_of is None else parse_time(as_of, field="as_of")
-    t_known = None if known_at is None else parse_time(known_at, field="known_at")
+    t_valid = None if as_of is None else parse_moment(as_of, field="as_of")
+    t_known = None if known_at is None else parse_moment(known_at, field="known_at")
     return SearchArgs(query, user_id, top_k, t_valid, t_known, format, bool(explain), budget)

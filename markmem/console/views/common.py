@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import TypeVar
 from urllib.parse import urlencode
 
 from fastapi import Request
 
 from ...errors import InvalidInput
+from ...ids import parse_moment
 from ...memory import Memory
 
 T = TypeVar("T")
@@ -24,11 +25,10 @@ def when(value: str | None, field: str) -> datetime | None:
     text = (value or "").strip()
     if not text:
         return None
-    try:
-        t = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
+    try:  # a date alone is the end of that day, as in a search (ids.parse_moment)
+        return datetime.fromisoformat(parse_moment(text, field=field).replace("Z", "+00:00"))
+    except InvalidInput:
         raise InvalidInput(f"{field} must be a date (YYYY-MM-DD) or an ISO-8601 time", field=field) from None
-    return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
 
 
 # rows per page of each listing (default): a page's history shows each commit's claim changes and diff
