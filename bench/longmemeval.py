@@ -271,7 +271,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     res: dict[str, Any] = {"work": str(work), "open_s": time.perf_counter() - t0, "gate": gate,
                            "rows": [], "add_s": 0.0, "flush_s": 0.0, "turns": 0, "quarantined": 0,
                            "quarantined_evidence": 0, "ms": defaultdict(list), "head_differs": 0,
-                           "as_of": "day" if args.as_of_day else not args.no_as_of, "vectors": getattr(mem.context.embedder, "name", None),
+                           "as_of": "day" if args.as_of_day else not args.no_as_of,
+                           "vectors": getattr(mem.context.embedder, "name", None),
                            "recipe": parse_recipe(args.recipe), "reused": 0}
     cache_file = res["cache_file"] = work / "lme-ingest.json"
     cache = json.loads(cache_file.read_text()) if args.reuse and cache_file.exists() else {}
