@@ -19,6 +19,7 @@ cleaned text goes to the baselines. Empty turns (none in dev60) would be skipped
     python bench/longmemeval.py --limit 2 --pii-engine regex
     python bench/longmemeval.py --types temporal-reasoning,multi-session --json
     python bench/longmemeval.py --work DIR --reuse --split tune   # search again over DIR's ingest, in seconds
+    python bench/longmemeval.py --work DIR --reuse --as-of-day   # as_of = the end of the question's day
 
 Split (fixed before any time-lane tuning, 2026-12-01): within each question type, the questions sorted by
 ``sha1(question_id)``; the first half is ``tune`` (tuned on), the second ``held`` (only measured).
