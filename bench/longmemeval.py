@@ -19,6 +19,7 @@ cleaned text goes to the baselines. Empty turns (none in dev60) would be skipped
     python bench/longmemeval.py --limit 2 --pii-engine regex
     python bench/longmemeval.py --types temporal-reasoning,multi-session --json
     python bench/longmemeval.py --work DIR --reuse --split tune   # search again over DIR's ingest, in seconds
+    python bench/longmemeval.py --work DIR --reuse --as-of-day   # as_of = the end of the question's day
 
 Split (fixed before any time-lane tuning, 2026-12-01): within each question type, the questions sorted by
 ``sha1(question_id)``; the first half is ``tune`` (tuned on), the second ``held`` (only measured).
@@ -210,13 +211,14 @@ def hit_keys(hits: list[Any], by_raw: dict[str, Key]) -> list[Key]:
     return list(out)
 
 
-def markmem_ranks(mem: Memory, q: Question, by_raw: dict[str, Key], as_of: bool = True,
+def markmem_ranks(mem: Memory, q: Question, by_raw: dict[str, Key], as_of: bool | str = True,
                   recipe: Recipe | None = None) -> tuple[list[Key], list[Key], tuple[float, float]]:
     """``(top-5 turns, deep ranked turns, (ms of the first top_k=5 search, ms of the same search again))``.
 
     The first search is the user's first ever (cold: per-user caches are built then); the repeat is warm.
-    ``as_of=False`` searches without a date (off protocol: shows what ``as_of`` hides)."""
-    when = q.date if as_of else None
+    ``as_of=False`` searches without a date (off protocol: shows what ``as_of`` hides); ``as_of="day"``
+    searches as of the end of the question's day (see ``as_of_of``)."""
+    when = as_of_of(q, as_of)
 
     def find(k: int) -> list[Any]:
         if recipe is None:
@@ -232,6 +234,15 @@ def markmem_ranks(mem: Memory, q: Question, by_raw: dict[str, Key], as_of: bool 
         lexicon.wait_built()  # the user's in-memory index, which its first search starts: same lane every run
     deep = find(DEEP)
     return hit_keys(hits5, by_raw)[:5], hit_keys(deep, by_raw), (ms[0], ms[1])  # type: ignore[arg-type]
+
+
+def as_of_of(q: Question, mode: bool | str) -> datetime | None:
+    """The ``as_of`` markmem searches with: the question's date and time (the protocol), ``None``
+    (``--no-as-of``), or the last second of the question's day (``--as-of-day``): the data dates some
+    evidence sessions a few hours after a question asked the same day, at random hours."""
+    if mode == "day":
+        return q.date.replace(hour=23, minute=59, second=59)
+    return q.date if mode else None
 
 
 # -- baselines ------------------------------------------------------------------------------------
@@ -261,7 +272,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     res: dict[str, Any] = {"work": str(work), "open_s": time.perf_counter() - t0, "gate": gate,
                            "rows": [], "add_s": 0.0, "flush_s": 0.0, "turns": 0, "quarantined": 0,
                            "quarantined_evidence": 0, "ms": defaultdict(list), "head_differs": 0,
-                           "as_of": not args.no_as_of, "vectors": getattr(mem.context.embedder, "name", None),
+                           "as_of": "day" if args.as_of_day else not args.no_as_of,
+                           "vectors": getattr(mem.context.embedder, "name", None),
                            "recipe": parse_recipe(args.recipe), "reused": 0}
     cache_file = res["cache_file"] = work / "lme-ingest.json"
     cache = json.loads(cache_file.read_text()) if args.reuse and cache_file.exists() else {}
@@ -330,7 +342,9 @@ def report(res: dict[str, Any]) -> None:
         " 2 shared cores, ~6 other jobs: indicative only)")
     print(f"markmem top_k=5 head differs from its top_k={DEEP} head in {res['head_differs']}/{n} questions")
     late = [r["id"] for r in res["rows"] if r["late_evidence"]]
-    print(f"markmem searched with as_of = {'question date' if res['as_of'] else 'none (--no-as-of, off protocol)'}; "
+    said = {True: "question date", False: "none (--no-as-of, off protocol)",
+            "day": "the end of the question's day (--as-of-day)"}[res["as_of"]]
+    print(f"markmem searched with as_of = {said}; "
           f"{len(late)} questions have evidence dated after the question: {', '.join(late) or '-'}")
     summary = summarise(res["rows"])
     for metric in METRICS:
@@ -347,6 +361,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--work", help="memory repo folder (default: a new temporary folder)")
     ap.add_argument("--pii-engine", help="PII gate: auto, presidio or regex (default: markmem's default)")
     ap.add_argument("--no-as-of", action="store_true", help="search markmem without as_of (off protocol)")
+    ap.add_argument("--as-of-day", action="store_true",
+                    help="search markmem as of the end of the question's day (same-day sessions count)")
     ap.add_argument("--json", action="store_true", help="print the summary and per-question rows as JSON")
     ap.add_argument("--dump", help="also write per-question results (JSON lines) to this file")
     ap.add_argument("--reuse", action="store_true",

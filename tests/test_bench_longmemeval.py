@@ -137,3 +137,30 @@ def test_a_second_run_reuses_the_ingest_and_scores_the_same(tmp_path: Path, caps
     second = json.loads(capsys.readouterr().out)
     assert first["rows"] == second["rows"] and second["turns"] == first["turns"] == 9
     assert json.loads((tmp_path / "repo" / "lme-ingest.json").read_text()).keys() == {"q-dog", "q-trip"}
+
+
+def test_as_of_day_searches_as_of_the_end_of_the_question_day() -> None:
+    late = lme.question_of({**TRIP, "haystack_dates": ["2023/05/10 (Wed) 01:57", "2023/05/10 (Wed) 01:57",
+                                                       "2023/06/17 (Sat) 21:40"]})
+    assert late.late_evidence  # answer_b is dated 17 hours after the question, the same day
+    assert lme.as_of_of(late, True) == late.date
+    assert lme.as_of_of(late, False) is None
+    day = lme.as_of_of(late, "day")
+    assert day is not None and day.isoformat() == "2023-06-17T23:59:59+00:00"
+    assert all(d <= day for d in late.session_dates)  # nothing of that day is hidden any more
+
+
+def test_as_of_day_finds_evidence_dated_later_the_same_day(tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                                           ) -> None:
+    late = {**TRIP, "haystack_dates": ["2023/05/10 (Wed) 01:57", "2023/05/10 (Wed) 01:57",
+                                       "2023/06/17 (Sat) 21:40"]}
+    path = tmp_path / "slice.json.gz"
+    with gzip.open(path, "wt", encoding="utf-8") as fh:
+        json.dump([late], fh)
+    args = ["--data", str(path), "--work", str(tmp_path / "repo"), "--pii-engine", "regex", "--json"]
+    lme.main(args)
+    strict = json.loads(capsys.readouterr().out)["rows"][0]["markmem"]
+    lme.main([*args, "--reuse", "--as-of-day"])
+    day = json.loads(capsys.readouterr().out)["rows"][0]["markmem"]
+    assert strict["turn all@10"] == 0.0  # the protocol's as_of hides answer_b
+    assert day["turn all@10"] == 1.0
