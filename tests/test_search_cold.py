@@ -321,3 +321,34 @@ def test_saved_postings_read_back_as_the_built_ones(repo: Path) -> None:
         got, want = loaded.postings(loaded.tokens.ids[term]), built.postings(tid)
         assert all(g.dtype == np.int32 and g.tolist() == w.tolist() for g, w in zip(got, want, strict=True))
     m.close()
+
+
+def test_a_saved_files_arrays_are_private_and_writable(tmp_path: Path) -> None:
+    """``savefile.read`` maps the file copy-on-write: its arrays can be written (a lexicon updates its
+    own in place) without changing the file, and a file replaced after the read leaves them as read."""
+    import numpy as np
+
+    path = tmp_path / "vec" / "u.lex"
+    assert savefile.write(path, "lex", {"n": 3}, {"a": np.arange(5, dtype=np.int64), "b": np.ones(3, np.uint8)})
+    before = path.read_bytes()
+    head, arrays = savefile.read(path, "lex") or ({}, {})
+    assert head == {"n": 3} and arrays["a"].tolist() == [0, 1, 2, 3, 4] and arrays["a"].flags.writeable
+    arrays["a"][0] = 99
+    arrays["b"][:] = 7
+    assert path.read_bytes() == before
+    assert savefile.write(path, "lex", {"n": 4}, {"a": np.zeros(2, np.int64)})
+    assert arrays["a"].tolist() == [99, 1, 2, 3, 4] and arrays["b"].tolist() == [7, 7, 7]
+    again = savefile.read(path, "lex")
+    assert again is not None and again[0] == {"n": 4} and again[1]["a"].tolist() == [0, 0]
+    path.write_bytes(b"")
+    assert savefile.read(path, "lex") is None and savefile.read(tmp_path / "none.lex", "lex") is None
+
+
+def test_claim_rows_of_another_width_are_refused() -> None:
+    names = ["id", "value"]
+    assert claimbook._dicts(names, [("c-1", "a"), ["c-2", None]]) == [{"id": "c-1", "value": "a"},
+                                                                        {"id": "c-2", "value": None}]
+    with pytest.raises(ValueError):
+        claimbook._dicts(names, [("c-1", "a"), ("c-2",)])
+    with pytest.raises(ValueError):
+        claimbook._dicts(names, [("c-1", "a", "extra")])

@@ -64,6 +64,8 @@ def load(cache_path: Path, user_id: str, now: Stamp) -> Lexicon | None:
 def _lexicon(stamp: Stamp, head: dict, arr: dict[str, np.ndarray]) -> Lexicon:  # type: ignore[type-arg]
     n = int(head["n"])
     terms, valid_at, recorded_at, info = head["terms"], head["valid_at"], head["recorded_at"], head["info"]
+    if not all(isinstance(x, list) for x in (terms, valid_at, recorded_at, info)):
+        raise ValueError("saved lexicon columns are not lists")
     if not (len(arr["rowid"]) == len(arr["size"]) == len(arr["quarantined"]) == n == len(valid_at)
             == len(recorded_at) == len(info)) or len(arr["ptr"]) != len(terms) + 1:
         raise ValueError("inconsistent saved lexicon")
@@ -74,7 +76,7 @@ def _lexicon(stamp: Stamp, head: dict, arr: dict[str, np.ndarray]) -> Lexicon:  
     lex.n = n
     lex.rowid, lex.size, lex.quarantined = arr["rowid"], arr["size"], arr["quarantined"]
     lex.stale = np.zeros(n, bool)
-    lex.valid_at, lex.recorded_at, lex.info = list(valid_at), list(recorded_at), list(info)
+    lex.valid_at, lex.recorded_at, lex.info = valid_at, recorded_at, info  # marshal's own new lists: not copied
     lex.pos = dict(zip(lex.rowid.tolist(), range(n), strict=True))
     lex.raw_seen = int(head["raw_seen"])
     lex.ptr = arr["ptr"]
