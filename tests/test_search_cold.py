@@ -352,3 +352,42 @@ def test_claim_rows_of_another_width_are_refused() -> None:
         claimbook._dicts(names, [("c-1", "a"), ("c-2",)])
     with pytest.raises(ValueError):
         claimbook._dicts(names, [("c-1", "a", "extra")])
+
+
+def test_saved_rows_decode_as_the_built_ones(repo: Path) -> None:
+    """A saved lexicon's ``info`` decodes each row when read (``lexstore.Rows``): the built rows, by
+    index, slice and iteration; a write (turns caught up) turns it into the list it stands for."""
+    m = open_mem(repo)
+    results(m)
+    cache = m.context.cache.user("alice")
+    now = lexicon.stamp(cache.db, "alice")
+    loaded = lexstore.load(cache.path, "alice", now)
+    built = lexicon._build(cache.db, "alice", now)
+    assert loaded is not None and isinstance(loaded.info, lexstore.Rows)
+    rows = loaded.info
+    n = len(built.info)
+    assert len(rows) == n > 3 and rows[n - 1] == built.info[-1] == rows[-1] and rows[0] == built.info[0]
+    assert list(rows) == built.info and rows[1:3] == built.info[1:3] and rows[::-1] == built.info[::-1]
+    with pytest.raises(IndexError):
+        rows[n]
+    first, last = ("r-x", "user", None, "", 0, None), ("r-y", "assistant", "Bo", "Bo: ", 1, None)
+    rows[0] = first
+    rows.append(last)
+    assert list(rows) == [first, *built.info[1:], last]
+    m.close()
+
+
+def test_saved_rows_refuse_an_inconsistent_table() -> None:
+    import marshal
+
+    import numpy as np
+
+    blob, at = lexstore._rows([("r-1", "user", None, "", 0, None), ("r-2", "user", "Al", "Al: ", 1, 4)])
+    assert list(lexstore.Rows(blob, at)) == [("r-1", "user", None, "", 0, None), ("r-2", "user", "Al", "Al: ", 1, 4)]
+    assert list(lexstore.Rows(*lexstore._rows([]))) == []
+    for bad in (at[:-1], at + 1, np.array([0, 30, 10, len(blob)], np.int64), at.astype(np.int32)):
+        with pytest.raises(ValueError):
+            lexstore.Rows(blob, bad)
+    odd = np.frombuffer(marshal.dumps(["not", "a", "row"]), np.uint8)
+    with pytest.raises(ValueError):
+        lexstore.Rows(odd, np.array([0, len(odd)], np.int64))[0]
