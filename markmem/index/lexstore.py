@@ -140,24 +140,23 @@ class Rows(MutableSequence[Info]):
             raise ValueError("inconsistent saved rows")
         self._blob, self._at = blob.data, at
         self._n = len(at) - 1
-        self._seen: dict[int, Info] = {}
+        self._seen: list[Info | None] = [None] * self._n  # decoded so far
         self._list: list[Info] | None = None
 
     def _row(self, i: int) -> Info:
+        i = int(i)
         if not -self._n <= i < self._n:
             raise IndexError("row out of range")
-        i = int(i) % self._n
-        got = self._seen.get(i)
-        if got is None:
-            row = marshal.loads(self._blob[int(self._at[i]):int(self._at[i + 1])])
-            if not isinstance(row, tuple) or len(row) != 6:
-                raise ValueError("a saved row is not a turn's")
-            got = self._seen[i] = row
-        return got
+        i %= self._n
+        row = marshal.loads(self._blob[int(self._at[i]):int(self._at[i + 1])])
+        if not isinstance(row, tuple) or len(row) != 6:
+            raise ValueError("a saved row is not a turn's")
+        self._seen[i] = row
+        return row
 
     def _all(self) -> list[Info]:
         if self._list is None:
-            self._list = [self._row(i) for i in range(self._n)]
+            self._list = [self._seen[i] or self._row(i) for i in range(self._n)]  # type: ignore[misc]
         return self._list
 
     def __len__(self) -> int:
@@ -167,8 +166,8 @@ class Rows(MutableSequence[Info]):
         if self._list is not None:
             return self._list[i]
         if isinstance(i, slice):
-            return [self._row(j) for j in range(*i.indices(self._n))]
-        return self._row(i)
+            return [self[j] for j in range(*i.indices(self._n))]
+        return self._seen[i] or self._row(i)  # a row read before: one list lookup
 
     def __setitem__(self, i, row) -> None:  # type: ignore[no-untyped-def,override]
         self._all()[i] = row
