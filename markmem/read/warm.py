@@ -2,11 +2,12 @@
 later one does.
 
 A fresh process's first search imports the read side (numpy with it: about half of that search at
-10k turns, all but a few milliseconds of it at 500), loads the query embedder, and reads the
+10k turns, most of it at 500 turns), loads the query embedder, and reads the
 user's saved lexicon, vector matrix and claim book (``index.lexstore``, ``index.vecfile``,
-``index.claimbook``). A server, a worker or a serverless handler that opens its ``Memory`` when it
-starts (a handler's init phase) can pay that there, before its first request, with ``warm``. A CLI
-call gains nothing: it searches once.
+``index.claimbook``) and the claims' ledger fact-first ranking reads (``read.echo``). A server, a
+worker or a serverless handler that opens its ``Memory`` when it starts (a handler's init phase)
+can pay that there, before its first request, with ``warm``. A CLI call gains nothing: it
+searches once.
 
 Nothing ranks differently: the same derived state is loaded, by the same code (a search for a
 probe word, whose hits are dropped), and the claim book a first search would ask SQL for instead
@@ -24,7 +25,7 @@ def warm(ctx: Context, user_id: str | None) -> None:
     """Import the read side and load the query embedder; with ``user_id``, the user's saved indexes
     too (``user_id`` checked by the caller)."""
     from ..index import claimbook
-    from . import pack, passage, search  # noqa: F401 - imported for their import cost
+    from . import echo, pack, passage, request, search  # noqa: F401 - imported for their import cost
     from . import vectors as dense_lane
 
     if ctx.embedder is not None:
@@ -33,5 +34,5 @@ def warm(ctx: Context, user_id: str | None) -> None:
         return
     search.search(ctx, PROBE, user_id, top_k=1)
     if claimbook.ENABLED:
-        scoped = ctx.scoped(user_id)
-        claimbook.book(scoped.cache, user_id)
+        cache = ctx.scoped(user_id).cache
+        echo.ledger(cache, user_id, claimbook.book(cache, user_id))  # kept on the book, read by fact-first
