@@ -11,7 +11,9 @@ with the regex PII gate and the default (built-in) vector model, then times:
 * cold: fresh processes that import markmem, open the repo and search once, then again (import,
   ``Memory()`` open, first search after open, second search; median of ``--cold-runs``), apart from
   the warm figures of a process that has searched: once reading the lexicon, graph and vector
-  matrix an earlier process saved beside the cache (the usual case), once rebuilding them.
+  matrix an earlier process saved beside the cache (the usual case), once rebuilding them, once
+  after ``Memory.warm(user)`` at open (a server or handler that warms at start; the open figure
+  then includes it, printed apart).
 
 Turns are "Alex: ..." or "Sam: ..." lines of 6-18 content words (a Zipf-like vocabulary of ~20k
 words, the commonest ~0.7% of content words) with filler words between. Queries name a speaker
@@ -20,7 +22,7 @@ pottery glaze?"): the speaker's name matches half the rows, so pruning matters. 
 wall-clock per call after a warm-up, with CPU time beside them (a busy machine inflates the wall
 clock more than the CPU time).
 
-    python bench/search_latency.py                     # 10k and 100k
+    python bench/search_latency.py                     # 500, 10k and 100k
     python bench/search_latency.py --sizes 10000 --queries 500 --root /tmp/mm-latency
 """
 
@@ -171,11 +173,16 @@ if sys.argv[5] == "rebuild":  # as the first process after a reindex: no saved l
     from markmem.index import lexstore, vectors  # numpy: counted with the first search, which loads it
     from markmem.read import graphstore
     lexstore.SAVE = graphstore.SAVE = vectors.SAVE = False
+cw, tw = c2, t2
+if sys.argv[5] == "warm":  # a server or handler that warms at start (Memory.warm): timed on its own
+    mem.warm("bench")
+    c2, t2 = time.process_time(), time.perf_counter()
 mem.search(sys.argv[3], user_id="bench")
 c3, t3 = time.process_time(), time.perf_counter()
 mem.search(sys.argv[4], user_id="bench")
 c4, t4 = time.process_time(), time.perf_counter()
-print(*((b - a) * 1000 for a, b in ((t0, t1), (t1, t2), (t2, t3), (t3, t4), (c0, c1), (c1, c2), (c2, c3), (c3, c4))))
+print(*((b - a) * 1000 for a, b in ((t0, t1), (t1, t2), (t2, t3), (t3, t4), (c0, c1), (c1, c2), (c2, c3), (c3, c4),
+                                    (tw, t2), (cw, c2))))
 mem.close()
 """
 
@@ -183,7 +190,8 @@ mem.close()
 def cold(root: Path, model: str | None, qs: list[str], runs: int, mode: str = "saved") -> list[list[float]]:
     """Fresh processes: (import, Memory() open, first search, second search) in ms, wall clock then
     CPU time, one row per run. ``mode``: "saved" (what an earlier process saved beside the cache is
-    read back: the usual case) or "rebuild" (nothing saved is read, as after a reindex).
+    read back: the usual case), "rebuild" (nothing saved is read, as after a reindex) or "warm"
+    (as "saved", with ``Memory.warm`` between open and the first search).
 
     One untimed process runs first (it writes what later ones read, and Python's bytecode cache),
     and the processes may write bytecode even when this one was started with
@@ -203,7 +211,8 @@ def cold(root: Path, model: str | None, qs: list[str], runs: int, mode: str = "s
 def report_cold(rows: list[list[float]], what: str) -> None:
     med = [statistics.median(col) for col in zip(*rows, strict=True)]
     print(f"  cold, {what} (a fresh process, median of {len(rows)}; wall / cpu ms):")
-    print(f"       import {med[0]:.0f} / {med[4]:.0f}, Memory() open {med[1]:.1f} / {med[5]:.1f}, "
+    warm = f" (of which warm() {med[8]:.1f} / {med[9]:.1f})" if med[8] else ""
+    print(f"       import {med[0]:.0f} / {med[4]:.0f}, Memory() open {med[1]:.1f} / {med[5]:.1f}{warm}, "
           f"first search {med[2]:.1f} / {med[6]:.1f}, second search {med[3]:.1f} / {med[7]:.1f}")
 
 
@@ -237,12 +246,14 @@ def run(n: int, args: argparse.Namespace) -> None:
     report_cold(cold(root, model, qs, args.cold_runs), "reading what an earlier process saved")
     report_cold(cold(root, model, qs[2 * args.cold_runs + 2:], args.cold_runs, "rebuild"),
                 "rebuilding it (as after a reindex)")
+    report_cold(cold(root, model, qs[4 * args.cold_runs + 4:], args.cold_runs, "warm"),
+                "after Memory.warm(user) at open (a server's or handler's start)")
     print(f"  machine load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
 
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--sizes", default="10000,100000", help="comma-separated memory counts")
+    ap.add_argument("--sizes", default="500,10000,100000", help="comma-separated memory counts")
     ap.add_argument("--queries", type=int, default=400)
     ap.add_argument("--warmup", type=int, default=50)
     ap.add_argument("--cold-runs", type=int, default=5, help="fresh processes timed for the cold figures")

@@ -154,6 +154,17 @@ class Memory:
         chosen = self.settings.token_budget if a.budget is None else a.budget
         return packing.pack(self._ctx, user_id, hits, chosen, a.as_of, a.known_at)
 
+    def warm(self, user_id: str | None = None) -> None:
+        """Load now what the first search would (the read side, numpy, the query model; with
+        ``user_id``, that user's saved indexes): for a server or handler that opens at start."""
+        if user_id is not None:
+            validate_user_id(user_id)
+        if self._cluster is not None:
+            return
+        from .read.warm import warm
+
+        warm(self._ctx, user_id)
+
     def related(self, user_id: str, entity: str) -> dict[str, Any]:
         """An entity's neighbourhood: the person, pet, place or organisation named ``entity`` (a
         name, any case, or its page id ``u/<user>/entity/e-...``) and its active relations, out of

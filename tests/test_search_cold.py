@@ -321,3 +321,73 @@ def test_saved_postings_read_back_as_the_built_ones(repo: Path) -> None:
         got, want = loaded.postings(loaded.tokens.ids[term]), built.postings(tid)
         assert all(g.dtype == np.int32 and g.tolist() == w.tolist() for g, w in zip(got, want, strict=True))
     m.close()
+
+
+def test_a_saved_files_arrays_are_private_and_writable(tmp_path: Path) -> None:
+    """``savefile.read`` maps the file copy-on-write: its arrays can be written (a lexicon updates its
+    own in place) without changing the file, and a file replaced after the read leaves them as read."""
+    import numpy as np
+
+    path = tmp_path / "vec" / "u.lex"
+    assert savefile.write(path, "lex", {"n": 3}, {"a": np.arange(5, dtype=np.int64), "b": np.ones(3, np.uint8)})
+    before = path.read_bytes()
+    head, arrays = savefile.read(path, "lex") or ({}, {})
+    assert head == {"n": 3} and arrays["a"].tolist() == [0, 1, 2, 3, 4] and arrays["a"].flags.writeable
+    arrays["a"][0] = 99
+    arrays["b"][:] = 7
+    assert path.read_bytes() == before
+    assert savefile.write(path, "lex", {"n": 4}, {"a": np.zeros(2, np.int64)})
+    assert arrays["a"].tolist() == [99, 1, 2, 3, 4] and arrays["b"].tolist() == [7, 7, 7]
+    again = savefile.read(path, "lex")
+    assert again is not None and again[0] == {"n": 4} and again[1]["a"].tolist() == [0, 0]
+    path.write_bytes(b"")
+    assert savefile.read(path, "lex") is None and savefile.read(tmp_path / "none.lex", "lex") is None
+
+
+def test_claim_rows_of_another_width_are_refused() -> None:
+    names = ["id", "value"]
+    assert claimbook._dicts(names, [("c-1", "a"), ["c-2", None]]) == [{"id": "c-1", "value": "a"},
+                                                                        {"id": "c-2", "value": None}]
+    with pytest.raises(ValueError):
+        claimbook._dicts(names, [("c-1", "a"), ("c-2",)])
+    with pytest.raises(ValueError):
+        claimbook._dicts(names, [("c-1", "a", "extra")])
+
+
+def test_saved_rows_decode_as_the_built_ones(repo: Path) -> None:
+    """A saved lexicon's ``info`` decodes each row when read (``lexstore.Rows``): the built rows, by
+    index, slice and iteration; a write (turns caught up) turns it into the list it stands for."""
+    m = open_mem(repo)
+    results(m)
+    cache = m.context.cache.user("alice")
+    now = lexicon.stamp(cache.db, "alice")
+    loaded = lexstore.load(cache.path, "alice", now)
+    built = lexicon._build(cache.db, "alice", now)
+    assert loaded is not None and isinstance(loaded.info, lexstore.Rows)
+    rows = loaded.info
+    n = len(built.info)
+    assert len(rows) == n > 3 and rows[n - 1] == built.info[-1] == rows[-1] and rows[0] == built.info[0]
+    assert list(rows) == built.info and rows[1:3] == built.info[1:3] and rows[::-1] == built.info[::-1]
+    with pytest.raises(IndexError):
+        rows[n]
+    first, last = ("r-x", "user", None, "", 0, None), ("r-y", "assistant", "Bo", "Bo: ", 1, None)
+    rows[0] = first
+    rows.append(last)
+    assert list(rows) == [first, *built.info[1:], last]
+    m.close()
+
+
+def test_saved_rows_refuse_an_inconsistent_table() -> None:
+    import marshal
+
+    import numpy as np
+
+    blob, at = lexstore._rows([("r-1", "user", None, "", 0, None), ("r-2", "user", "Al", "Al: ", 1, 4)])
+    assert list(lexstore.Rows(blob, at)) == [("r-1", "user", None, "", 0, None), ("r-2", "user", "Al", "Al: ", 1, 4)]
+    assert list(lexstore.Rows(*lexstore._rows([]))) == []
+    for bad in (at[:-1], at + 1, np.array([0, 30, 10, len(blob)], np.int64), at.astype(np.int32)):
+        with pytest.raises(ValueError):
+            lexstore.Rows(blob, bad)
+    odd = np.frombuffer(marshal.dumps(["not", "a", "row"]), np.uint8)
+    with pytest.raises(ValueError):
+        lexstore.Rows(odd, np.array([0, len(odd)], np.int64))[0]

@@ -122,3 +122,63 @@ def test_matrix_positions_answer_the_same_from_many_threads() -> None:
         for t in threads:
             t.join()
         assert bad == []
+
+
+def _warm_repo(repo: Path) -> None:
+    m = Memory(repo, pii_engine="regex", vector_model="builtin", background=False)
+    for i in range(6):
+        m.add([{"role": "user", "content": f"I live in Lisbon and I work at Acme {i}"},
+               {"role": "user", "content": f"Sam said the pottery glaze cracked in the kiln again ({i})"},
+               {"role": "user", "content": f"My dog Rex loves the park near the lake {i}"}], user_id="alice")
+    m.add("I moved to Porto last month", user_id="alice")
+    m.flush()
+    m.close()
+
+
+_FIRST = """
+import json, sys
+from markmem import Memory
+from markmem.index import claimbook, lexicon
+m = Memory(sys.argv[1], pii_engine="regex", vector_model="builtin", background=False)
+if sys.argv[2] == "warm":
+    m.warm("alice")
+    assert "numpy" in sys.modules and any(k[1] == "alice" for k in lexicon._LEX), "not loaded"
+    assert any(k[1] == "alice" for k in claimbook._BOOKS), "no claim book"
+out = []
+for q in ("Where does the user live?", "What did Sam say about pottery glaze?", "Rex park"):
+    out.append([[h.id, h.score] for h in m.search(q, user_id="alice", top_k=8)])
+    out.append(m.search(q, user_id="alice", format="context").text)
+print(json.dumps(out))
+"""
+
+
+def test_a_search_after_warm_is_a_cold_first_searchs(tmp_repo: Path) -> None:
+    """``Memory.warm`` loads what a first search would, and nothing ranks differently: the same hits,
+    scores and packs as a fresh process's first searches without it."""
+    _warm_repo(tmp_repo)
+    got = {}
+    for mode in ("cold", "warm", "cold"):  # the second cold run reads what the warm one saved
+        proc = subprocess.run([sys.executable, "-c", _FIRST, str(tmp_repo), mode], capture_output=True, text=True,
+                              timeout=300, check=False)
+        assert proc.returncode == 0, proc.stderr
+        got.setdefault(mode, json.loads(proc.stdout))
+        assert json.loads(proc.stdout) == got["cold"]
+    assert got["cold"][0] and got["cold"][2]  # something was found
+
+
+def test_warm_checks_the_user_and_needs_no_user(tmp_repo: Path) -> None:
+    from markmem.errors import InvalidUserId
+
+    _warm_repo(tmp_repo)
+    m = Memory(tmp_repo, pii_engine="regex", vector_model=None, background=False)
+    try:
+        with pytest.raises(InvalidUserId):
+            m.warm("../bob")
+        m.warm()  # the read side only
+        m.warm("nobody")  # a user with no memories: nothing to load, nothing created
+        assert m.search("Lisbon", user_id="nobody") == []
+        assert m.get_all("nobody") == []
+        hits = m.search("Where does the user live?", user_id="alice")
+        assert hits and hits[0].user_id == "alice"
+    finally:
+        m.close()

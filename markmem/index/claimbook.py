@@ -106,7 +106,7 @@ def _load(cache: Cache, user_id: str, now: Stamp) -> Book:
         if own:
             db.execute("COMMIT")
     _write_saved(cache, user_id, now, names, values)
-    return _book(now, [dict(zip(names, r, strict=True)) for r in values])
+    return _book(now, _dicts(names, values))
 
 
 # -- saved beside the cache (``index.savefile``: ``vec/<user>.book``) --------------------------
@@ -129,10 +129,19 @@ def _read_saved(cache: Cache, user_id: str, now: Stamp) -> list[dict[str, Any]] 
         if head["tag"] != savefile.code_tag(sys.modules[__name__]) or head["user"] != user_id \
                 or tuple(head["stamp"]) != now:
             return None
-        names = list(head["names"])
-        return [dict(zip(names, r, strict=True)) for r in head["rows"]]
+        return _dicts(list(head["names"]), head["rows"])
     except (KeyError, TypeError, ValueError):
         return None
+
+
+def _dicts(names: list[str], values: list[Any]) -> list[dict[str, Any]]:
+    """Each row as a dict of ``names`` (ValueError for a row of another length). The lengths are
+    checked once, not by ``zip(strict=True)`` per row: its keyword call costs ~1 us a row on
+    CPython 3.11 (1-2 ms of a fresh process's first search at 1,400 claims)."""
+    width = len(names)
+    if any(len(r) != width for r in values):
+        raise ValueError("a claim row does not match its columns")
+    return [dict(zip(names, r, strict=False)) for r in values]  # lengths checked above
 
 
 _WROTE: set[tuple[str, str]] = set()  # (cache file, user): written once by this process (a long-lived

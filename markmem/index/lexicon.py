@@ -33,7 +33,7 @@ import sqlite3
 import threading
 from array import array
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, MutableSequence, Sequence
 from dataclasses import dataclass, field
 from math import log
 from typing import TYPE_CHECKING, Any
@@ -57,6 +57,7 @@ _ASCII_TOKEN = re.compile(r"[a-z0-9]+")
 logger = logging.getLogger("markmem.lexicon")
 
 Stamp = tuple[str, int, int]  # (cache epoch, added, turns changed)
+Info = tuple[str, str | None, str | None, str, int, int | None]  # a turn's ``light`` fields
 
 
 # -- tokens ---------------------------------------------------------------------------------
@@ -197,7 +198,8 @@ class Lexicon:
     valid_at: list[str] = field(default_factory=list)
     recorded_at: list[str] = field(default_factory=list)
     # what ranking reads of a turn (``light``): id, role, speaker, "Name: " head, question, answer
-    info: list[tuple[str, str | None, str | None, str, int, int | None]] = field(default_factory=list)
+    # (a saved lexicon's decode each row when first read: ``lexstore.Rows``)
+    info: MutableSequence[Info] = field(default_factory=list)
     pos: dict[int, int] = field(default_factory=dict)  # rowid -> doc
     raw_seen: int = 0
     # base postings (CSR by term id; docs ascending), and what replaced them since

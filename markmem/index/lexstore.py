@@ -19,14 +19,16 @@ The saved numbers are the built ones, so rankings are bit for bit those of a reb
 
 from __future__ import annotations
 
+import marshal
 import sys
 import threading
+from collections.abc import MutableSequence, Sequence
 from pathlib import Path
 
 import numpy as np
 
 from . import lexicon, savefile, stem, text
-from .lexicon import Lexicon, Stamp
+from .lexicon import Info, Lexicon, Stamp
 
 KIND = "lex"
 SAVE = True  # False: never read or write the files (tests compare the two)
@@ -63,7 +65,10 @@ def load(cache_path: Path, user_id: str, now: Stamp) -> Lexicon | None:
 
 def _lexicon(stamp: Stamp, head: dict, arr: dict[str, np.ndarray]) -> Lexicon:  # type: ignore[type-arg]
     n = int(head["n"])
-    terms, valid_at, recorded_at, info = head["terms"], head["valid_at"], head["recorded_at"], head["info"]
+    terms, valid_at, recorded_at = head["terms"], head["valid_at"], head["recorded_at"]
+    if not all(isinstance(x, list) for x in (terms, valid_at, recorded_at)):
+        raise ValueError("saved lexicon columns are not lists")
+    info = Rows(arr["info"], arr["info_at"])
     if not (len(arr["rowid"]) == len(arr["size"]) == len(arr["quarantined"]) == n == len(valid_at)
             == len(recorded_at) == len(info)) or len(arr["ptr"]) != len(terms) + 1:
         raise ValueError("inconsistent saved lexicon")
@@ -74,7 +79,7 @@ def _lexicon(stamp: Stamp, head: dict, arr: dict[str, np.ndarray]) -> Lexicon:  
     lex.n = n
     lex.rowid, lex.size, lex.quarantined = arr["rowid"], arr["size"], arr["quarantined"]
     lex.stale = np.zeros(n, bool)
-    lex.valid_at, lex.recorded_at, lex.info = list(valid_at), list(recorded_at), list(info)
+    lex.valid_at, lex.recorded_at, lex.info = valid_at, recorded_at, info  # marshal's own new lists: not copied
     lex.pos = dict(zip(lex.rowid.tolist(), range(n), strict=True))
     lex.raw_seen = int(head["raw_seen"])
     lex.ptr = arr["ptr"]
@@ -104,13 +109,74 @@ def save(cache_path: Path, user_id: str, lex: Lexicon) -> None:
     n = lex.n
     head = {"tag": _tag(), "user": user_id, "stamp": list(lex.stamp), "n": n, "total": int(lex.total), "ok": True,
             "raw_seen": int(lex.raw_seen), "terms": list(lex.tokens.ids), "valid_at": lex.valid_at[:n],
-            "recorded_at": lex.recorded_at[:n], "info": lex.info[:n]}
-    arrays = {"rowid": lex.rowid[:n].astype(np.int64), "size": lex.size[:n].astype(np.float64),
+            "recorded_at": lex.recorded_at[:n]}
+    info, info_at = _rows(lex.info[:n])
+    arrays = {"info": info, "info_at": info_at,
+              "rowid": lex.rowid[:n].astype(np.int64), "size": lex.size[:n].astype(np.float64),
               "quarantined": lex.quarantined[:n].astype(bool), "ptr": lex.ptr.astype(np.int64),
               "doc": _narrow(lex.doc), "nb": _narrow(lex.nb), "nc": _narrow(lex.nc)}
     if savefile.write(path, KIND, head, arrays):
         with _LOCK:
             _SAVED[(str(cache_path), user_id)] = n
+
+
+def _rows(rows: Sequence[Info]) -> tuple[np.ndarray, np.ndarray]:
+    """Each row marshalled on its own (uint8), and where each starts (int64, one more than rows)."""
+    blobs = [marshal.dumps(r) for r in rows]
+    at = np.zeros(len(blobs) + 1, np.int64)
+    np.cumsum([len(b) for b in blobs], out=at[1:])
+    return np.frombuffer(b"".join(blobs), np.uint8), at
+
+
+class Rows(MutableSequence[Info]):
+    """A saved lexicon's ``info`` (``_rows``), each row decoded when first read: a fresh process's
+    first search reads the rows of its few candidates, not all of them (unmarshalling 10k tuples
+    cost ~9 ms of that search at load). A write (turns caught up) decodes every row into a list
+    first, then works on it as the built lexicon's list."""
+
+    def __init__(self, blob: np.ndarray, at: np.ndarray) -> None:
+        if blob.dtype != np.uint8 or at.dtype != np.int64 or len(at) < 1 or int(at[0]) != 0 \
+                or int(at[-1]) != len(blob) or (len(at) > 1 and bool((np.diff(at) <= 0).any())):
+            raise ValueError("inconsistent saved rows")
+        self._blob, self._at = blob.data, at
+        self._n = len(at) - 1
+        self._seen: list[Info | None] = [None] * self._n  # decoded so far
+        self._list: list[Info] | None = None
+
+    def _row(self, i: int) -> Info:
+        i = int(i)
+        if not -self._n <= i < self._n:
+            raise IndexError("row out of range")
+        i %= self._n
+        row = marshal.loads(self._blob[int(self._at[i]):int(self._at[i + 1])])
+        if not isinstance(row, tuple) or len(row) != 6:
+            raise ValueError("a saved row is not a turn's")
+        self._seen[i] = row
+        return row
+
+    def _all(self) -> list[Info]:
+        if self._list is None:
+            self._list = [self._seen[i] or self._row(i) for i in range(self._n)]  # type: ignore[misc]
+        return self._list
+
+    def __len__(self) -> int:
+        return len(self._list) if self._list is not None else self._n
+
+    def __getitem__(self, i):  # type: ignore[no-untyped-def,override]
+        if self._list is not None:
+            return self._list[i]
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(self._n))]
+        return self._seen[i] or self._row(i)  # a row read before: one list lookup
+
+    def __setitem__(self, i, row) -> None:  # type: ignore[no-untyped-def,override]
+        self._all()[i] = row
+
+    def __delitem__(self, i) -> None:  # type: ignore[no-untyped-def,override]
+        del self._all()[i]
+
+    def insert(self, i: int, row: Info) -> None:
+        self._all().insert(i, row)
 
 
 def _narrow(a: np.ndarray) -> np.ndarray:
