@@ -285,6 +285,15 @@ class Recall:
             out.append(cand)
         return out
 
+    def remember_all(self, entry: RawEntry, cands: list[Candidate]) -> None:
+        """Remember this turn's candidates not remembered yet (the members a coordination added)."""
+        have = {(r.subject, r.predicate, r.value.casefold()) for r in self._recent.get(entry.user_id, [])
+                if r.said == entry.when}
+        for c in cands:
+            if (c.subject, c.predicate, c.value.casefold()) not in have:
+                have.add((c.subject, c.predicate, c.value.casefold()))
+                self.remember(entry, c)
+
     def remember(self, entry: RawEntry, cand: Candidate) -> None:
         if cand.negated:
             return
