@@ -255,6 +255,10 @@ class Recall:
             break
         return None
 
+    def own(self, entry: RawEntry) -> list[Recent]:
+        """The user's own facts remembered before this turn, oldest first."""
+        return [r for r in self._recent.get(entry.user_id, []) if r.subject == entry.user_id and r.said < entry.when]
+
     def lately(self, entry: RawEntry) -> list[Recent]:
         """The user's own facts of this conversation (said within a day before this turn), oldest first."""
         since = _days_before(entry.when, 1)

@@ -25,6 +25,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..model import Candidate, RawEntry
+from .extract_fix import contrasted
 
 # verbs whose negation or use tells of an ending, not of a lasting state (lemma class)
 ENDING = frozenset("quit stop leave give cancel end finish die pass break split divorce sell lose drop ditch retire "
@@ -37,7 +38,12 @@ _COPULA = re.compile(r"^(?:'m|am|'re|are|is|'s)\s+", re.IGNORECASE)
 def settle(entry: RawEntry, turn: list[Candidate], parse: Callable[[str], Any] | None, recall: Any) -> list[Candidate]:
     """The extractor's hook: every value of the turn is remembered (so "I quit violin" later finds the
     violin a coordination added), then the turn's lasting negatives are added."""
+    facts = recall.own(entry)  # before this turn's own facts are remembered
     recall.remember_all(entry, turn)
+    mine = not entry.speaker or entry.speaker.casefold() == entry.user_id  # another speaker corrects nothing of mine
+    fixes = contrasted(entry.content, facts, parse) if mine else []
+    if fixes:
+        turn = recall.fixed(entry, fixes, turn)
     return lasting_negatives(turn, parse)
 
 
