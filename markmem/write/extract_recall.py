@@ -380,12 +380,18 @@ def _by_slot(recent: list[Recent], key: str) -> Recent | None:
     """The latest fact whose slot the user names: "climbing" -> routine_climbing, "bins" -> bin_day,
     "smoking" -> smokes."""
     want = {_stem(w) for w in _words(key) - _GENERIC}
-    if not want:
-        return None
     for r in reversed(recent):
         if want & {_stem(w) for w in r.predicate.split("_")}:
             return r
+    heads = {_stem(w) for w in _words(key)}
+    for r in reversed(recent):  # "my sessions" after "my gym sessions are on Mondays": the text's own noun
+        if any(_stem(w.casefold()) in heads for w in _OWNED_NOUN.findall(r.text)):
+            return r
     return None
+
+
+_OWNED_NOUN = re.compile(r"\b(?:my|our) (?:[a-z]+ ){0,2}?([a-z]+)\b(?= (?:is|are|was|were|'s|on|at)\b)",
+                         re.IGNORECASE)
 
 
 def _stem(word: str) -> str:
