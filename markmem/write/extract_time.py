@@ -65,10 +65,10 @@ _TENSE = [
     (re.compile(r"\b(?:joining|join)\b", re.IGNORECASE), "joined"),
     (re.compile(r"\b(?:switching|switch) to\b", re.IGNORECASE), "switched to"),
     (re.compile(r"\bbecoming\b|\bbecome\b", re.IGNORECASE), "became"),
-    (re.compile(r"\bbe (?=an? |the |at |in |based|living|working|staying|studying)", re.IGNORECASE), "am "),
-    (re.compile(r"\b(?:will|'ll|shall) be\b", re.IGNORECASE), "is"),
     (re.compile(r"\bi be\b", re.IGNORECASE), "I am"),  # "I'll be store manager" -> "I am store manager"
     (re.compile(r"\bwe be\b", re.IGNORECASE), "we are"),
+    (re.compile(r"\bbe (?=an? |the |at |in |based|living|working|staying|studying)", re.IGNORECASE), "am "),
+    (re.compile(r"\b(?:will|'ll|shall) be\b", re.IGNORECASE), "is"),
 ]
 
 _TEMPORARY = re.compile(
