@@ -7,7 +7,9 @@ Two rules, both over candidates the extractor already made:
   no sign that something *ended* (no past tense, no "anymore"/"no longer", no ending verb such as
   quit or stop). It still closes what it contradicts (the negated candidate stays), and it also
   records the negative state ("don't drink alcohol") so the ledger answers "does the user drink?".
-  A stated end ("I quit smoking", "I don't play football anymore", "Biscuit died") only closes.
+  A stated end ("I don't play football anymore", "Biscuit died") only closes; an ending verb on a
+  habit of one value ("I quit smoking" closing "smokes: ten a day") also leaves its end as the
+  slot's value ("quit smoking"), unless the slot holds names or many values (:func:`ended_phrase`).
   Read from spaCy's parse: the ``neg`` dependent, its head's tense (``VBD``/``VBN`` on the head or
   its ``aux``), the head's lemma class (:data:`ENDING`) and ``advmod`` "anymore"/"longer".
 * **Ending one member restates the others.** Two values of a many-valued slot said in one clause
@@ -56,7 +58,8 @@ def lasting_negatives(turn: Sequence[Candidate], parse: Callable[[str], Any] | N
     for c in turn:
         if not c.negated or not c.text:
             continue
-        phrase = negative_phrase(parse(c.text))
+        doc = parse(c.text)
+        phrase = negative_phrase(doc) or _end_state(doc, c)
         if phrase and (c.predicate, phrase.casefold()) not in have:
             have.add((c.predicate, phrase.casefold()))
             out.append(replace(c, value=phrase, negated=False, valid_until=None))
@@ -69,7 +72,7 @@ def negative_phrase(doc: Any) -> str | None:
     if neg is None:
         return None
     head = neg.head
-    if head.lemma_.casefold() in ENDING or head.tag_ in ("VBD", "VBN"):
+    if _ends(head) or head.tag_ in ("VBD", "VBN"):
         return None
     kids = list(head.children)
     if any(k.dep_ in ("aux", "auxpass") and k.tag_ in ("VBD", "MD") for k in kids):
@@ -82,6 +85,52 @@ def negative_phrase(doc: Any) -> str | None:
     end = max(t.i for t in keep) + 1
     phrase = _COPULA.sub("", doc[start:end].text.strip(" ,.!"))
     return phrase if 1 < len(phrase.split()) <= 8 else None
+
+
+def ended_phrase(doc: Any) -> str | None:
+    """ "I quit smoking" -> "quit smoking", "gave up energy drinks" -> "gave up energy drinks": an ending
+    verb (:data:`ENDING`) of the user's own with what it ended; else None."""
+    head = next((t for t in doc if t.dep_ == "ROOT"), None)
+    if head is None or head.pos_ != "VERB" or not _ends(head):
+        return None
+    subj = [k for k in head.children if k.dep_ in ("nsubj", "nsubjpass")]
+    if any(k.lower_ not in _SELF for k in subj):
+        return None
+    keep = [t for k in head.children if k.dep_ in ("prt", "dobj", "xcomp") for t in k.subtree]
+    if not any(k.dep_ in ("dobj", "xcomp") for k in head.children):
+        return None
+    end = max(t.i for t in keep) + 1
+    phrase = doc[head.i:end].text.strip(" ,.!")
+    return phrase if 1 < len(phrase.split()) <= 6 else None
+
+
+def _end_state(doc: Any, c: Candidate) -> str | None:
+    """A habit of one value that ended ("I quit smoking" closing "smokes: ten a day") leaves its end
+    as the slot's value, unless the slot holds names or many values, or the end restates the old value."""
+    if c.multi or not c.value or any(w[:1].isupper() for w in c.value.split()):
+        return None
+    phrase = ended_phrase(doc)
+    if phrase is None or set(phrase.casefold().split()) & set(c.value.casefold().split()):
+        return None
+    return phrase
+
+
+_IRREGULAR = {"left": "leave", "gave": "give", "given": "give", "broke": "break", "broken": "break", "sold": "sell",
+              "lost": "lose"}
+
+
+def _ends(token: Any) -> bool:
+    """Is the token a form of an ending verb? The clause parser has no lemmatizer: inflections are stripped."""
+    w = token.lemma_.casefold() if token.lemma_ else token.lower_
+    if w in ENDING or _IRREGULAR.get(w) in ENDING:
+        return True
+    for suffix in ("ing", "ed", "es", "s", "d"):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
+            stem = w[: -len(suffix)]
+            stem = stem[:-1] if stem[-1] == stem[-2] else stem  # "stopped" -> "stop"
+            if stem in ENDING or stem + "e" in ENDING:
+                return True
+    return False
 
 
 def without(text: str, value: str) -> str | None:
