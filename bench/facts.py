@@ -60,7 +60,7 @@ Default settings (``markmem.Memory(path)``: default PII gate, extractor, backgro
 run of turns with one user and one occurred_at is one ``add()``. Timings are of a machine with 2 cores
 shared with other jobs: compare runs on the same machine only.
 
-    PYTHONPATH=. python bench/facts.py [--set blind|blind2|blind3|tune|tune2..tune6|tune8|check8|both|all] [--show-failures]
+    PYTHONPATH=. python bench/facts.py [--set blind|blind2|blind3|tune..tune8|check8|both|all] [--show-failures]
                                        [--json] [--limit N] [--work DIR]
                                        [--override pii_policy=tag]   (not for the targets)
 """
