@@ -60,7 +60,7 @@ Default settings (``markmem.Memory(path)``: default PII gate, extractor, backgro
 run of turns with one user and one occurred_at is one ``add()``. Timings are of a machine with 2 cores
 shared with other jobs: compare runs on the same machine only.
 
-    PYTHONPATH=. python bench/facts.py [--set blind|blind2|blind3|tune|tune2..tune6|both|all] [--show-failures]
+    PYTHONPATH=. python bench/facts.py [--set blind|blind2|blind3|tune..tune8|check8|both|all] [--show-failures]
                                        [--json] [--limit N] [--work DIR]
                                        [--override pii_policy=tag]   (not for the targets)
 """
@@ -92,8 +92,10 @@ SETS = {"blind": DATA / "facts_blind.jsonl", "blind2": DATA / "facts_blind2.json
         "tune3": DATA / "facts_tune3.jsonl",  # tune3: written before the open-vocabulary path (issue #12)
         "tune4": DATA / "facts_tune4.jsonl",  # tune4: longer chats (assistant echoes, chit-chat), written first
         "tune5": DATA / "facts_tune5.jsonl",  # tune5: written by an outsider beside blind3, for tuning
-        "tune6": DATA / "facts_tune6.jsonl"}  # tune6: new wording (h-ledger4), first run before its tuning
-BLIND = frozenset({"blind", "blind2", "blind3"})  # never tuned on: their failures are never printed
+        "tune6": DATA / "facts_tune6.jsonl",  # tune6: new wording (h-ledger4), first run before its tuning
+        "tune8": DATA / "facts_tune8.jsonl",  # tune8: how a claim changes the ledger (h-revise), for tuning
+        "check8": DATA / "facts_check8.jsonl"}  # check8: tune8's held-out twin, run at the start and the end
+BLIND = frozenset({"blind", "blind2", "blind3", "check8"})  # never tuned on: their failures are never printed
 METRICS = ("ledger", "pack1", "json1", "current1", "stale5", "asof5", "latest1")
 # the blind set's first run, before any tuning (bench/results/facts-first-run.md): every run prints it
 FIRST_RUN = ("blind set, first run before any tuning (a88e42d, 2026-12-01, default settings): ledger-current 35.5%, "

@@ -53,6 +53,7 @@ from .extract_rules import (
 from .extract_rules import REL as _REL
 from .extract_subject import third_party
 from .extract_time import scheduled, temporary
+from .revise import settle
 
 __all__ = ["RULES", "HeuristicExtractor", "_REL", "clean_value", "facts_in", "norm_value", "sentences"]
 
@@ -279,7 +280,7 @@ class HeuristicExtractor:
                 for sentence in sentences(text):
                     found, other = self._sentence(entry, subject, sentence, other)
                     turn.extend(found)
-            turn = self._named(entry, turn)
+            turn = settle(entry, self._named(entry, turn), self.parse, self.recall)  # h-revise (revise.py)
             if lately and _subject(entry) == entry.user_id:
                 fixes = aligned(normalise(entry.content), lately, self.parse)
                 turn = self.recall.fixed(entry, fixes, turn) if fixes else turn  # type: ignore[arg-type]

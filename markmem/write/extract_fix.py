@@ -31,7 +31,9 @@ from .extract_topic import values as shaped_values
 CUE = re.compile(
     r"\b(?:i meant|meant to say|mis-?spoke|misspeak|mis-?typed|typo|auto-?correct(?:ed)?|correction|correct myself|"
     r"(?:let me|to) correct|scratch that|i said|mixed (?:it|them) up|mixing (?:it|them) up|not what i meant|"
-    r"(?P<weak>oops|whoops|my bad|no no))\b", re.IGNORECASE)
+    r"(?:got|had) (?:that|it|this) wrong|i was wrong|"
+    r"(?P<weak>oops|whoops|my bad|no no|^\W*(?:(?:hmm+|umm*|uh+|ah+|er+|well|oh)\W+)*no(?=\s*[,!.]|\s+wait\b)))\b",
+    re.IGNORECASE)
 _CONTENT = frozenset({"NOUN", "PROPN", "NUM", "ADJ"})
 _NOT_VALUES = frozenset("wait hmm ugh oops whoops sorry typo autocorrect correction bad day time thing way lol haha "
                         "fine right wrong sure ok okay yeah".split())
@@ -95,4 +97,44 @@ def _new_value(turn: str, fact: Fact, parse: Callable[[str], Any] | None) -> tup
 def _phrase(token: Any) -> str:
     """The word with its compound and flat modifiers: "Lund University", "Pixel 8"."""
     words = [t for t in token.subtree if t is token or (t.head is token and t.dep_ in ("compound", "nummod", "flat"))]
+    return " ".join(t.text for t in sorted(words, key=lambda t: t.i))
+
+
+_NOMINAL = frozenset({"NOUN", "PROPN", "NUM", "ADJ"})
+_FUNCTION = frozenset({"PRON", "AUX", "ADP", "CCONJ", "SCONJ", "DET", "PART", "PUNCT", "ADV", "INTJ", "SPACE"})
+
+
+def contrasted(turn: str, facts: Sequence[Fact], parse: Callable[[str], Any] | None
+               ) -> list[tuple[Fact, str, str | None]]:
+    """ "I'm at KPMG, not Deloitte", "Porto not Lisbon", "it's a Fabia not an Octavia": a value, a
+    ``neg`` and the value it replaces, read from the parse (the words around "not", not a phrase
+    list). When the replaced value is one the user gave (any time before), the new one takes its
+    place in that fact's slot, as a correction: [(fact, new, old)] like :func:`aligned`."""
+    if parse is None or not facts or " not " not in f" {turn.casefold()} ":
+        return []
+    doc = parse(turn[:600])
+    for neg in (t for t in doc if t.dep_ == "neg" and t.lower_ == "not"):
+        after = [t for t in doc[neg.i + 1:neg.i + 3] if t.pos_ != "DET"]
+        before = [t for t in reversed(doc[max(0, neg.i - 3):neg.i]) if t.pos_ not in ("PUNCT", "DET")]
+        if not after or not before or after[0].pos_ not in _NOMINAL or before[0].pos_ in _FUNCTION:
+            continue
+        new, old = _run_of(before[0], -1), _run_of(after[0], 1)
+        old_words = set(_WORD.findall(old.casefold()))
+        hit = [f for f in facts if old_words and old_words <= set(_WORD.findall(f.value.casefold()))
+               and not set(_WORD.findall(new.casefold())) <= set(_WORD.findall(f.value.casefold()))]
+        if hit:
+            latest = hit[-1]
+            return [(f, new, old) for f in hit if f.value.casefold() == latest.value.casefold()]
+    return []
+
+
+def _run_of(token: Any, step: int) -> str:
+    """The token with its neighbouring nominal words on one side ("tree nuts", "Honda Jazz")."""
+    doc, i = token.doc, token.i
+    words = [token]
+    j = i - 1 if step < 0 else i + 1
+    while 0 <= j < len(doc) and doc[j].pos_ in _NOMINAL | {"VERB"} and doc[j].tag_ in ("NN", "NNS", "NNP", "NNPS",
+                                                                                       "CD", "JJ", "VBZ"):
+        words.append(doc[j])
+        j += -1 if step < 0 else 1
     return " ".join(t.text for t in sorted(words, key=lambda t: t.i))

@@ -48,8 +48,8 @@ def conjoined(doc: Any, value: str) -> list[str]:
     token = next((t for t in doc if t.lower_ == last and _nominal(t)), None)
     if token is None:
         return []
-    return [_full(c) for c in token.conjuncts if _nominal(c) and c.i > token.i and c.lower_ != last
-            and (c.pos_ == token.pos_ or "VBG" in (c.tag_, token.tag_))]
+    return [_full(c) for c in token.conjuncts if (_nominal(c) or c.is_title) and c.i > token.i and c.lower_ != last
+            and (c.pos_ == token.pos_ or "VBG" in (c.tag_, token.tag_) or token.pos_ == "PROPN")]  # h-revise
 
 
 def _nominal(token: Any) -> bool:

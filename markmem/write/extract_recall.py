@@ -255,6 +255,10 @@ class Recall:
             break
         return None
 
+    def own(self, entry: RawEntry) -> list[Recent]:
+        """The user's own facts remembered before this turn, oldest first."""
+        return [r for r in self._recent.get(entry.user_id, []) if r.subject == entry.user_id and r.said < entry.when]
+
     def lately(self, entry: RawEntry) -> list[Recent]:
         """The user's own facts of this conversation (said within a day before this turn), oldest first."""
         since = _days_before(entry.when, 1)
@@ -284,6 +288,15 @@ class Recall:
             self.remember(entry, cand)
             out.append(cand)
         return out
+
+    def remember_all(self, entry: RawEntry, cands: list[Candidate]) -> None:
+        """Remember this turn's candidates not remembered yet (the members a coordination added)."""
+        have = {(r.subject, r.predicate, r.value.casefold()) for r in self._recent.get(entry.user_id, [])
+                if r.said == entry.when}
+        for c in cands:
+            if (c.subject, c.predicate, c.value.casefold()) not in have:
+                have.add((c.subject, c.predicate, c.value.casefold()))
+                self.remember(entry, c)
 
     def remember(self, entry: RawEntry, cand: Candidate) -> None:
         if cand.negated:
@@ -367,12 +380,18 @@ def _by_slot(recent: list[Recent], key: str) -> Recent | None:
     """The latest fact whose slot the user names: "climbing" -> routine_climbing, "bins" -> bin_day,
     "smoking" -> smokes."""
     want = {_stem(w) for w in _words(key) - _GENERIC}
-    if not want:
-        return None
     for r in reversed(recent):
         if want & {_stem(w) for w in r.predicate.split("_")}:
             return r
+    heads = {_stem(w) for w in _words(key)}
+    for r in reversed(recent):  # "my sessions" after "my gym sessions are on Mondays": the text's own noun
+        if any(_stem(w.casefold()) in heads for w in _OWNED_NOUN.findall(r.text)):
+            return r
     return None
+
+
+_OWNED_NOUN = re.compile(r"\b(?:my|our) (?:[a-z]+ ){0,2}?([a-z]+)\b(?= (?:is|are|was|were|'s|on|at)\b)",
+                         re.IGNORECASE)
 
 
 def _stem(word: str) -> str:

@@ -33,7 +33,7 @@ _SEASON = r"(?:spring|summer|fall|autumn|winter|holidays?|christmas|semester|ter
 
 # a date phrase that can open a future-dated change (prefix words are not part of the date)
 _DATE = (
-    rf"(?:next (?:week|month|year|{_DAY}|{_SEASON})|tomorrow|the day after tomorrow|"
+    rf"(?:next (?:week|month|year|{_DAY}|{_SEASON})|tomorrow|the day after tomorrow|christmas|xmas|(?:the )?new year|"
     rf"(?:the )?(?:start|beginning|first|1st|end) of (?:next (?:week|month|year)|{_MONTH})|"
     rf"(?:the )?end of (?:the |this )?(?:year|month)|"
     rf"in {_NUM} {_UNIT}|{_NUM} {_UNIT} from now|(?:this )?(?:coming )?{_DAY}|"
@@ -41,7 +41,7 @@ _DATE = (
     rf"the \d{{1,2}}(?:st|nd|rd|th)?(?: of {_MONTH})?|\d{{4}}-\d\d-\d\d|\d{{1,2}}/\d{{1,2}}(?:/\d{{2,4}})?)"
 )
 _SCHEDULE = re.compile(
-    rf"(?:,\s*)?\b(?P<lead>from|starting(?: on| in| from)?|beginning(?: on| in)?|as of|effective(?: from)?|"
+    rf"(?:,\s*)?\b(?P<lead>from|starting(?: on| in| from)?|beginning(?: on| in)?|as of|effective(?: from)?|after|"
     rf"come|on|in|by|at)?\s*(?P<date>{_DATE})\b",
     re.IGNORECASE,
 )
@@ -65,6 +65,8 @@ _TENSE = [
     (re.compile(r"\b(?:joining|join)\b", re.IGNORECASE), "joined"),
     (re.compile(r"\b(?:switching|switch) to\b", re.IGNORECASE), "switched to"),
     (re.compile(r"\bbecoming\b|\bbecome\b", re.IGNORECASE), "became"),
+    (re.compile(r"\bi be\b", re.IGNORECASE), "I am"),  # "I'll be store manager" -> "I am store manager"
+    (re.compile(r"\bwe be\b", re.IGNORECASE), "we are"),
     (re.compile(r"\bbe (?=an? |the |at |in |based|living|working|staying|studying)", re.IGNORECASE), "am "),
     (re.compile(r"\b(?:will|'ll|shall) be\b", re.IGNORECASE), "is"),
 ]
@@ -124,7 +126,7 @@ def scheduled(clause: str, when: str | None) -> tuple[str, str] | None:
     return " ".join(rest.split()), format_time(start)
 
 
-_LEADS = ("from", "starting", "beginning", "as of", "effective")
+_LEADS = ("from", "starting", "beginning", "as of", "effective", "after")
 
 
 def _plain(m: re.Match[str]) -> str:
@@ -237,6 +239,9 @@ def _table_date(p: str, base: datetime) -> datetime | None:
         return _month_start(base, 1)
     if p == "tomorrow":
         return midnight + timedelta(days=1)
+    if p in ("christmas", "xmas", "new year", "the new year"):  # a holiday of fixed date: the next one
+        day = midnight.replace(month=12, day=25) if p in ("christmas", "xmas") else midnight.replace(month=1, day=1)
+        return day if day > base else day.replace(year=day.year + 1)
     if p == "the day after tomorrow":
         return midnight + timedelta(days=2)
     m = re.fullmatch(rf"(?:next |in )?({_SEASON})", p)

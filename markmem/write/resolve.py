@@ -29,6 +29,7 @@ from ..model import Candidate, Claim, Page, RawEntry
 from ..store.pages import render_body
 from .extract import norm_value
 from .extract_rules import REL
+from .revise import without
 
 log = logging.getLogger("markmem")
 PAGE_TYPES = ("profile", "preference", "relationship", "fact", "note")
@@ -99,11 +100,14 @@ def resolve(
             res.review.append((cand, entry))
             continue
         try:
-            for pid in _targets(entry.user_id, cand, res, siblings):
+            pids = _targets(entry.user_id, cand, res, siblings)
+            for pid in pids:
                 page = res.pages.get(pid) or load(pid)
                 if page is None and cand.negated:
                     continue
                 _apply_to(res, page or _new_page(pid, entry.user_id, cand, now), cand, entry, now)
+            if cand.negated and cand.multi:
+                _restate(res, cand, entry, now, [p for p in (res.pages.get(i) or load(i) for i in pids) if p])
         except MalformedPage:  # a human broke the page: hold the fact for review, never clobber
             log.warning("page %s is malformed; its new fact goes to review", pid)
             res.review.append((cand, entry))
@@ -129,6 +133,29 @@ def _apply_to(res: Resolution, page: Page, cand: Candidate, entry: RawEntry, now
     res.added += added
     res.closed += closed
     res.reinforced += reinforced
+
+
+def _restate(res: Resolution, cand: Candidate, entry: RawEntry, now: str, pages: list[Page]) -> None:
+    """A member of a coordination ended ("I quit violin" after "I play piano and violin"): the other
+    members said in that clause are restated without it (:func:`.revise.without`)."""
+    ended = [c for p in pages for c in p.claims if entry.source in c.metadata.get("closed_by", ())]
+    when = cand.valid_from or entry.when
+    for page in pages:
+        claims, changed = list(page.claims), False
+        for i, c in enumerate(page.claims):
+            gone = next((e for e in ended if e.text == c.text and e.id != c.id), None)
+            text = without(c.text, gone.value) if gone and c.valid_at(when) and not c.superseded_by else None
+            if not text:
+                continue
+            new = replace(c, id=claim_id(entry.id, c.subject, c.predicate, f"{c.value} | {text}"), text=text,
+                          valid_from=when, recorded_at=now, sources=(*c.sources, entry.source), supersedes=c.id)
+            claims[i] = replace(c, valid_until=when, superseded_by=new.id, closed_at=now)
+            claims.append(new)
+            changed = True
+            res.added, res.closed = res.added + 1, res.closed + 1
+        if changed:
+            upd = replace(page, claims=tuple(claims), updated=now)
+            res.pages[page.id] = replace(upd, body=render_body(upd))
 
 
 def _new_page(pid: str, user_id: str, cand: Candidate, now: str) -> Page:
