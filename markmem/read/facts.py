@@ -22,9 +22,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from datetime import datetime, timezone
 from typing import Any
 
-from ..ids import now as utc_now
 from ..index import claimbook
 from ..index.cache import Cache
 from . import echo, ended, live
@@ -41,6 +41,12 @@ _CHAT = re.compile(
     r"good to know|love it|i agree|yes please|no thanks|not really|maybe|cheers)[\s!.,?:)(]*)+$",
     re.IGNORECASE,
 )
+
+
+def utc_now() -> str:
+    """``ids.now()``'s string (``ids.format_time`` of the present), formatted without ``strftime``."""
+    d = datetime.now(timezone.utc)
+    return f"{d.year:04d}-{d.month:02d}-{d.day:02d}T{d.hour:02d}:{d.minute:02d}:{d.second:02d}.{d.microsecond:06d}Z"
 
 
 def low_content(text: str) -> bool:
@@ -67,14 +73,15 @@ def rerank(cache: Cache, user_id: str, ranked: list[Cand], query: str = "",
     have = {c.id for c in ranked if c.kind == "claim"}
     marked = set(echoed)
     found = _successors(cache, user_id, {c.row["superseded_by"]: c for c in ranked if (c.id in stale or c.id in marked)
-                                         and c.row.get("superseded_by")}, present, book)
+                                         and c.row.get("superseded_by")}, present, book,
+                       None if book is None else echo.state(ledger, present, book).__dict__.setdefault("_succ", {}))
     others_said = _said_by_others(ranked)
     echoed = {k: v for k, v in echoed.items() if k in others_said}  # a user's own turn: marked in place
     asked = query.casefold()
     drop = bool(_ABOUT_USER.search(asked))
     asked_back = asks_assistant(query)
     others_asked = None if not drop else bool(_ASKS_FAMILY.search(asked))  # False: about the user alone
-    others = _others(cache, user_id, [c.row for c in ranked if c.kind == "claim"], asked)
+    others = _others(cache, user_id, [c.row for c in ranked if c.kind == "claim"], asked, book)
     others |= _others_turns(cache, user_id, ranked, ledger, asked, present, book)
     claims = {c.id: c for c in ranked if c.kind == "claim"}
     out: list[Cand] = []
@@ -229,7 +236,22 @@ def _echoed(ranked: list[Cand], stale: dict[str, Any], ledger: list[dict[str, An
         return {}
     names = now.subjects | {str(c.row.get("speaker") or "") for c in ranked} | \
         {t.split(":", 1)[0] for t in texts.values() if 0 < t.find(":") < 40}  # a transcript's "Caroline: ..."
-    return echo.echoes(texts, echo.without(now.closed, names))
+    return echo.echoes(texts, *_closed_without(now, frozenset(names)))
+
+
+def _closed_without(now: echo.State, names: frozenset[str]) -> tuple[dict[str, Any], dict[str, list[str]]]:
+    """``echo.without(now.closed, names)`` and its ``echo.first_words``, kept on the state (a state kept
+    on the claim book lives as long as its window; the names are mostly the same few speakers)."""
+    kept: dict[frozenset[str], tuple[dict[str, Any], dict[str, list[str]]]] = \
+        now.__dict__.setdefault("_without", {})
+    got = kept.get(names)
+    if got is None:
+        closed = echo.without(now.closed, names)
+        got = (closed, echo.first_words(closed))
+        if len(kept) >= 64:
+            kept.clear()
+        kept[names] = got
+    return got
 
 
 def _topical(cache: Cache, user_id: str, ranked: list[Cand], stale: dict[str, Any], echoed: dict[str, Any],
@@ -277,15 +299,23 @@ def _others_turns(cache: Cache, user_id: str, ranked: list[Cand], ledger: list[d
     citing = {ref: now.cites[ref] for ref in wanted if ref in now.cites}
     said = {c.id: str(c.row.get("content") or "") for c in turns
             if c.row.get("role") not in (None, "user") and c.id not in citing}
-    named = echo.echoes(said, now.mine_terms) if said else {}
+    named = echo.echoes(said, now.mine_terms, _mine_firsts(now)) if said else {}
     at = sorted({i for ref in wanted for i in now.mine_at.get(ref, ())})
     near = {mine[i]["id"]: mine[i] for i in at} | {r["id"]: r for r in named.values()}
-    theirs = _others(cache, user_id, list(near.values()), asked)
+    theirs = _others(cache, user_id, list(near.values()), asked, book)
     if not theirs:
         return set()
     out = {c.id for c in turns if citing.get(c.id) and all(i in theirs for i in citing[c.id])}
     values = {t: r for r in near.values() if r["id"] in theirs for t in r["_terms"] if t not in now.own}
     return out | set(echo.echoes(said, values))
+
+
+def _mine_firsts(now: live.View) -> dict[str, list[str]]:
+    """``echo.first_words(now.mine_terms)``, kept on the view."""
+    got: dict[str, list[str]] | None = now.__dict__.get("_mine_firsts")
+    if got is None:
+        got = now.__dict__["_mine_firsts"] = echo.first_words(now.mine_terms)
+    return got
 
 
 _HYPOTHETICAL = re.compile(r"^\W*(?:what if|if i|if we|maybe|perhaps|should i|should we|would|could i|could we|"
@@ -339,7 +369,8 @@ def _lexical(c: Cand) -> bool:
     return any(lane in c.ranks for lane in ("turns", "claims", "exact")) or not c.ranks
 
 
-def _others(cache: Cache, user_id: str, claims: list[dict[str, Any]], asked: str) -> set[str]:
+def _others(cache: Cache, user_id: str, claims: list[dict[str, Any]], asked: str,
+            book: claimbook.Book | None = None) -> set[str]:
     """Claims about someone the question does not name, and who did not say them: "my dad lives in
     Aberdeen" for "where does the user live?". A transcript's speakers ("Caroline: I moved to ...")
     are the subjects of what they say, not third parties."""
@@ -348,16 +379,23 @@ def _others(cache: Cache, user_id: str, claims: list[dict[str, Any]], asked: str
     if not maybe:
         return set()
     refs = {c["id"]: [r.rsplit("#", 1)[-1] for r in json.loads(c.get("sources") or "[]")] for c in maybe}
-    ids = sorted({r for rs in refs.values() for r in rs})
-    rows = cache.user(user_id).rows(
-        f"SELECT id, speaker, substr(content, 1, 40) AS head FROM raw WHERE id IN ({','.join('?' * len(ids))}) "
-        "AND +user_id = ?", [*ids, user_id]) if ids else []
-    said_by: dict[str, set[str]] = {}
-    for r in rows:  # the message's speaker, or a transcript label ("Caroline: ...")
-        label = str(r["head"]).split(":", 1)[0] if ":" in str(r["head"]) else ""
-        said_by[r["id"]] = {str(r["speaker"] or "").casefold(), label.strip().casefold()}
+    said_by = _said_by(cache, user_id, sorted({r for rs in refs.values() for r in rs}), book)
     return {c["id"] for c in maybe
             if not any(str(c.get("subject")).casefold() in said_by.get(r, set()) for r in refs[c["id"]])}
+
+
+def _said_by(cache: Cache, user_id: str, ids: list[str], book: claimbook.Book | None) -> dict[str, set[str]]:
+    """Raw id -> who said it: the message's speaker, or a transcript label ("Caroline: ..."), casefolded.
+    Kept on the claim book (a changed or deleted turn bumps the stamp that replaces the book)."""
+    kept: dict[str, set[str]] = {} if book is None else book.__dict__.setdefault("_said_by", {})
+    missing = [i for i in ids if i not in kept]
+    rows = cache.user(user_id).rows(
+        f"SELECT id, speaker, substr(content, 1, 40) AS head FROM raw WHERE id IN ({','.join('?' * len(missing))}) "
+        "AND +user_id = ?", [*missing, user_id]) if missing else []
+    for r in rows:
+        label = str(r["head"]).split(":", 1)[0] if ":" in str(r["head"]) else ""
+        kept[r["id"]] = {str(r["speaker"] or "").casefold(), label.strip().casefold()}
+    return kept
 
 
 def _current(row: dict[str, Any], present: str) -> bool:
@@ -404,9 +442,21 @@ def _sources(cache: Cache, user_id: str, turn_ids: Sequence[str], when: str,
 
 
 def _successors(cache: Cache, user_id: str, wanted: dict[str, Cand], present: str,
-                book: claimbook.Book | None = None) -> dict[str, dict[str, Any]]:
-    """The claim now current at the end of each supersession chain (a few hops at most)."""
+                book: claimbook.Book | None = None,
+                memo: dict[str, dict[str, Any] | None] | None = None) -> dict[str, dict[str, Any]]:
+    """The claim now current at the end of each supersession chain (a few hops at most). ``memo``:
+    answers kept on the book's ``echo.State`` for ``present``'s window (whether a claim is current
+    changes only where ``present`` crosses one of the claims' bounds, and every claim's bounds are
+    the window's)."""
     out: dict[str, dict[str, Any]] = {}
+    if memo is not None and book is not None:
+        for start in wanted:
+            if start not in memo:
+                memo[start] = _successors(cache, user_id, {start: wanted[start]}, present, book).get(start)
+            row = memo[start]
+            if row is not None:
+                out[start] = dict(row)
+        return out
     for start in wanted:
         cid: str | None = start
         for _ in range(8):
