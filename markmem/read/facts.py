@@ -63,7 +63,7 @@ def rerank(cache: Cache, user_id: str, ranked: list[Cand], query: str = "",
     # not lazy: the ledger below reads every live claim anyway, so the first search loads the book
     # for about what reading the ledger with SQL costs, and the next ones find it
     book = claimbook.book(cache, user_id, stamp) if claimbook.ENABLED else None
-    _hydrate(cache, user_id, ranked)
+    _hydrate(cache, user_id, ranked, book)
     stale = _citing(cache, user_id, [c.id for c in ranked if c.kind == "turn"], present, book)
     ledger = echo.ledger(cache, user_id, book)
     echoed = _echoed(ranked, stale, ledger, present, book)
@@ -151,7 +151,7 @@ def mark(cache: Cache, user_id: str, ranked: list[Cand], at: str,
     lowered LongMemEval dev60 (turn any@5 88.3 -> 86.7, all@10 78.3 -> 75.0), whose questions are
     asked as of their date and whose evidence often tells of plans."""
     book = claimbook.book(cache, user_id, stamp, lazy=True) if claimbook.ENABLED else None
-    _hydrate(cache, user_id, ranked)
+    _hydrate(cache, user_id, ranked, book)
     stale = _citing(cache, user_id, [c.id for c in ranked if c.kind == "turn"], at, book)
     ledger = echo.ledger(cache, user_id, book)
     echoed = _echoed(ranked, stale, ledger, at, book)
@@ -188,13 +188,31 @@ def _planned(ranked: list[Cand], ledger: list[dict[str, Any]], at: str) -> dict[
     return out
 
 
-def _hydrate(cache: Cache, user_id: str, ranked: list[Cand]) -> None:
+def _hydrate(cache: Cache, user_id: str, ranked: list[Cand], book: claimbook.Book | None = None) -> None:
     light = [c for c in ranked if c.kind == "turn" and "content" not in c.row and "rowid" in c.row]
-    if light:  # the lexicon's light rows hold no text; search hydrates them for its hits anyway
-        full = hydrate_turns(cache, [c.row["rowid"] for c in light], user_id)
-        for c in light:
-            if c.id in full:
-                c.row = {**c.row, **full[c.id]}
+    if not light:
+        return
+    # the lexicon's light rows hold no text; search hydrates them for its hits anyway. The rows read
+    # are kept on the claim book (its stamp changes with any change to the user's turns), a few
+    # thousand at most: a turn found again is not read again
+    kept: dict[int, dict[str, Any]] = {} if book is None or not KEEP_TURNS else \
+        book.__dict__.setdefault("_turn_rows", {})
+    rows = {c.row["rowid"]: kept[c.row["rowid"]] for c in light if c.row["rowid"] in kept}
+    need = [c.row["rowid"] for c in light if c.row["rowid"] not in rows]
+    if need:
+        full = hydrate_turns(cache, need, user_id)
+        read = {c.row["rowid"]: full[c.id] for c in light if c.id in full}
+        if len(kept) + len(read) > KEEP_TURNS:
+            kept.clear()
+        kept.update(read)
+        rows.update(read)
+    for c in light:
+        row = rows.get(c.row["rowid"])
+        if row is not None and row["id"] == c.id:  # a rowid that now holds another turn: not this one
+            c.row = {**c.row, **row}
+
+
+KEEP_TURNS = 2048  # turn rows kept per claim book (0: read each search)
 
 
 def _mark(ranked: list[Cand], stale: dict[str, list[dict[str, Any]]], echoed: dict[str, dict[str, Any]]) -> None:

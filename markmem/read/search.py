@@ -250,7 +250,7 @@ def _hits(ctx: Context, ranked: list[Cand], user_id: str, recipe: Recipe, top_bm
     turns = {c.id: c.row for c in ranked if c.kind == "turn" and "content" in c.row}
     missing = [c.row["rowid"] for c in ranked if c.kind == "turn" and c.id not in turns]
     turns.update(fts.hydrate_turns(ctx.cache, missing, user_id))
-    claims = fts.hydrate(ctx.cache, "claim", [c.id for c in ranked if c.kind == "claim"], user_id)
+    claims = _claim_rows(ctx, [c.id for c in ranked if c.kind == "claim"], user_id)
     # every claim hit's source turns in one statement (was one per claim)
     refs = {cid: json.loads(row["sources"] or "[]") for cid, row in claims.items()}
     raw = _source_rows(ctx, [r for rs in refs.values() for r in rs], user_id)
@@ -277,6 +277,15 @@ def _claim_hit(row: dict[str, Any], c: Cand, explain: dict[str, Any] | None, raw
     return Hit(id=row["id"], kind="claim", score=round(c.score, 6), text=row["text"], user_id=row["user_id"],
                page_id=row["page_id"], valid_from=row["valid_from"], valid_until=row["valid_until"],
                sources=_sources(refs, raw), explain=explain)
+
+
+def _claim_rows(ctx: Context, ids: list[str], user_id: str) -> dict[str, dict[str, Any]]:
+    """``fts.hydrate`` of claims, only the columns a claim hit shows."""
+    if not ids:
+        return {}
+    sql = (f"SELECT id, user_id, text, page_id, valid_from, valid_until, sources FROM claims "
+           f"WHERE id IN ({','.join('?' * len(ids))}) AND +user_id = ?")
+    return {r["id"]: r for r in ctx.cache.rows(sql, [*ids, user_id])}
 
 
 def _source_rows(ctx: Context, refs: list[str], user_id: str) -> dict[str, dict[str, Any]]:
