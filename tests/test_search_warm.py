@@ -51,7 +51,8 @@ def _closed(rng: random.Random, n: int) -> dict[str, dict[str, Any]]:
 
 
 def _text(rng: random.Random) -> str:
-    pieces = WORDS + ["the", "I", "moved", "to", ".", ",", "!", "’s", "'", "-", "w1", "w12", "w123", "lisbonx", "xporto"]
+    pieces = WORDS + ["the", "I", "moved", "to", ".", ",", "!", "’s", "'", "-", "w1", "w12", "w123", "lisbonx",
+                      "xporto"]
     return "".join(rng.choice(pieces) + rng.choice([" ", "", " ", "\n", ", "]) for _ in range(rng.randint(0, 30)))
 
 

@@ -202,8 +202,9 @@ def _hydrate(cache: Cache, user_id: str, ranked: list[Cand], book: claimbook.Boo
     if need:
         full = hydrate_turns(cache, need, user_id)
         read = {c.row["rowid"]: full[c.id] for c in light if c.id in full}
-        if len(kept) + len(read) > KEEP_TURNS:
-            kept.clear()
+        if len(kept) + len(read) > KEEP_TURNS:  # the older half out
+            for rowid in list(kept)[: len(kept) // 2]:
+                kept.pop(rowid, None)
         kept.update(read)
         rows.update(read)
     for c in light:
@@ -254,18 +255,28 @@ def _echoed(ranked: list[Cand], stale: dict[str, Any], ledger: list[dict[str, An
         return {}
     names = now.subjects | {str(c.row.get("speaker") or "") for c in ranked} | \
         {t.split(":", 1)[0] for t in texts.values() if 0 < t.find(":") < 40}  # a transcript's "Caroline: ..."
-    return echo.echoes(texts, *_closed_without(now, frozenset(names)))
+    closed, firsts, seen = _closed_without(now, frozenset(names))
+    new = {rid: t for rid, t in texts.items() if rid not in seen}
+    if new:
+        found = echo.echoes(new, closed, firsts)
+        if len(seen) + len(new) > KEEP_TURNS:
+            seen.clear()
+        seen.update({rid: found.get(rid) for rid in new})
+    return {rid: row for rid in texts if (row := seen.get(rid)) is not None}
 
 
-def _closed_without(now: echo.State, names: frozenset[str]) -> tuple[dict[str, Any], dict[str, list[str]]]:
-    """``echo.without(now.closed, names)`` and its ``echo.first_words``, kept on the state (a state kept
-    on the claim book lives as long as its window; the names are mostly the same few speakers)."""
-    kept: dict[frozenset[str], tuple[dict[str, Any], dict[str, list[str]]]] = \
-        now.__dict__.setdefault("_without", {})
+_Without = tuple[dict[str, Any], dict[str, list[str]], dict[str, Any]]
+
+
+def _closed_without(now: echo.State, names: frozenset[str]) -> _Without:
+    """``echo.without(now.closed, names)``, its ``echo.first_words`` and the turns' answers (turn id ->
+    the closed claim it names, or None), kept on the state (a state kept on the claim book lives as
+    long as its window and the book; a turn's text does not change under the book's stamp)."""
+    kept: dict[frozenset[str], _Without] = now.__dict__.setdefault("_without", {})
     got = kept.get(names)
     if got is None:
         closed = echo.without(now.closed, names)
-        got = (closed, echo.first_words(closed))
+        got = (closed, echo.first_words(closed), {})
         if len(kept) >= 64:
             kept.clear()
         kept[names] = got
