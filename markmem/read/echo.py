@@ -150,21 +150,40 @@ def _pattern(term: str) -> re.Pattern[str]:
     return re.compile(rf"(?<!\w){re.escape(term)}(?!\w)")
 
 
-def echoes(texts: Mapping[str, str], closed: Mapping[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """The turns (id -> text) that name a closed value: id -> the closed claim named (the latest)."""
+def echoes(texts: Mapping[str, str], closed: Mapping[str, dict[str, Any]],
+           firsts: Mapping[str, list[str]] | None = None) -> dict[str, dict[str, Any]]:
+    """The turns (id -> text) that name a closed value: id -> the closed claim named (the latest).
+    ``firsts``: ``first_words(closed)``, when the caller keeps it."""
     if not closed:
         return {}
-    firsts: dict[str, list[str]] = {}
-    for t in closed:
-        firsts.setdefault(_TOKEN.findall(t)[0], []).append(t)
+    if firsts is None:
+        firsts = first_words(closed)
     out: dict[str, dict[str, Any]] = {}
+    few = len(firsts) <= FEW_FIRSTS
     for rid, text in texts.items():
         low = text.casefold().replace("\u2019", "'")
-        words = set(_TOKEN.findall(low))
-        found = [closed[t] for w in words & firsts.keys() for t in firsts[w] if _pattern(t).search(low)]
+        found = [closed[t] for w in (_named_firsts(low, firsts) if few else set(_TOKEN.findall(low)) & firsts.keys())
+                 for t in firsts[w] if _pattern(t).search(low)]
         if found:
             out[rid] = max(found, key=_latest)  # ties by id: set order varies with PYTHONHASHSEED
     return out
+
+
+FEW_FIRSTS = 64  # up to this many first words, each is looked for in a turn (else the turn's words are listed)
+
+
+def _named_firsts(low: str, firsts: Mapping[str, list[str]]) -> list[str]:
+    """The first words (whole ``\\w+`` runs) that are words of ``low``: the words of ``low`` that are
+    keys of ``firsts``, without listing every word of ``low`` (a substring test rules out most)."""
+    return [w for w in firsts if w in low and _pattern(w).search(low)]
+
+
+def first_words(closed: Mapping[str, dict[str, Any]]) -> dict[str, list[str]]:
+    """The terms of ``closed`` by their first word (what ``echoes`` looks a turn's words up in)."""
+    firsts: dict[str, list[str]] = {}
+    for t in closed:
+        firsts.setdefault(_TOKEN.findall(t)[0], []).append(t)
+    return firsts
 
 
 # -- older turns on the topic of a later one-valued fact -------------------------------------------

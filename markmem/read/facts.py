@@ -22,9 +22,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from datetime import datetime, timezone
 from typing import Any
 
-from ..ids import now as utc_now
 from ..index import claimbook
 from ..index.cache import Cache
 from . import echo, ended, live
@@ -43,6 +43,12 @@ _CHAT = re.compile(
 )
 
 
+def utc_now() -> str:
+    """``ids.now()``'s string (``ids.format_time`` of the present), formatted without ``strftime``."""
+    d = datetime.now(timezone.utc)
+    return f"{d.year:04d}-{d.month:02d}-{d.day:02d}T{d.hour:02d}:{d.minute:02d}:{d.second:02d}.{d.microsecond:06d}Z"
+
+
 def low_content(text: str) -> bool:
     """Chit-chat that holds no fact: "ok sounds good", "haha yes exactly!"."""
     t = text.strip()
@@ -57,7 +63,7 @@ def rerank(cache: Cache, user_id: str, ranked: list[Cand], query: str = "",
     # not lazy: the ledger below reads every live claim anyway, so the first search loads the book
     # for about what reading the ledger with SQL costs, and the next ones find it
     book = claimbook.book(cache, user_id, stamp) if claimbook.ENABLED else None
-    _hydrate(cache, user_id, ranked)
+    _hydrate(cache, user_id, ranked, book)
     stale = _citing(cache, user_id, [c.id for c in ranked if c.kind == "turn"], present, book)
     ledger = echo.ledger(cache, user_id, book)
     echoed = _echoed(ranked, stale, ledger, present, book)
@@ -67,14 +73,15 @@ def rerank(cache: Cache, user_id: str, ranked: list[Cand], query: str = "",
     have = {c.id for c in ranked if c.kind == "claim"}
     marked = set(echoed)
     found = _successors(cache, user_id, {c.row["superseded_by"]: c for c in ranked if (c.id in stale or c.id in marked)
-                                         and c.row.get("superseded_by")}, present, book)
+                                         and c.row.get("superseded_by")}, present, book,
+                       None if book is None else echo.state(ledger, present, book).__dict__.setdefault("_succ", {}))
     others_said = _said_by_others(ranked)
     echoed = {k: v for k, v in echoed.items() if k in others_said}  # a user's own turn: marked in place
     asked = query.casefold()
     drop = bool(_ABOUT_USER.search(asked))
     asked_back = asks_assistant(query)
     others_asked = None if not drop else bool(_ASKS_FAMILY.search(asked))  # False: about the user alone
-    others = _others(cache, user_id, [c.row for c in ranked if c.kind == "claim"], asked)
+    others = _others(cache, user_id, [c.row for c in ranked if c.kind == "claim"], asked, book)
     others |= _others_turns(cache, user_id, ranked, ledger, asked, present, book)
     claims = {c.id: c for c in ranked if c.kind == "claim"}
     out: list[Cand] = []
@@ -144,7 +151,7 @@ def mark(cache: Cache, user_id: str, ranked: list[Cand], at: str,
     lowered LongMemEval dev60 (turn any@5 88.3 -> 86.7, all@10 78.3 -> 75.0), whose questions are
     asked as of their date and whose evidence often tells of plans."""
     book = claimbook.book(cache, user_id, stamp, lazy=True) if claimbook.ENABLED else None
-    _hydrate(cache, user_id, ranked)
+    _hydrate(cache, user_id, ranked, book)
     stale = _citing(cache, user_id, [c.id for c in ranked if c.kind == "turn"], at, book)
     ledger = echo.ledger(cache, user_id, book)
     echoed = _echoed(ranked, stale, ledger, at, book)
@@ -203,13 +210,32 @@ def _stated(cache: Cache, user_id: str, claims: list[dict[str, Any]]) -> dict[st
     return out
 
 
-def _hydrate(cache: Cache, user_id: str, ranked: list[Cand]) -> None:
+def _hydrate(cache: Cache, user_id: str, ranked: list[Cand], book: claimbook.Book | None = None) -> None:
     light = [c for c in ranked if c.kind == "turn" and "content" not in c.row and "rowid" in c.row]
-    if light:  # the lexicon's light rows hold no text; search hydrates them for its hits anyway
-        full = hydrate_turns(cache, [c.row["rowid"] for c in light], user_id)
-        for c in light:
-            if c.id in full:
-                c.row = {**c.row, **full[c.id]}
+    if not light:
+        return
+    # the lexicon's light rows hold no text; search hydrates them for its hits anyway. The rows read
+    # are kept on the claim book (its stamp changes with any change to the user's turns), a few
+    # thousand at most: a turn found again is not read again
+    kept: dict[int, dict[str, Any]] = {} if book is None or not KEEP_TURNS else \
+        book.__dict__.setdefault("_turn_rows", {})
+    rows = {c.row["rowid"]: kept[c.row["rowid"]] for c in light if c.row["rowid"] in kept}
+    need = [c.row["rowid"] for c in light if c.row["rowid"] not in rows]
+    if need:
+        full = hydrate_turns(cache, need, user_id)
+        read = {c.row["rowid"]: full[c.id] for c in light if c.id in full}
+        if len(kept) + len(read) > KEEP_TURNS:  # the older half out
+            for rowid in list(kept)[: len(kept) // 2]:
+                kept.pop(rowid, None)
+        kept.update(read)
+        rows.update(read)
+    for c in light:
+        row = rows.get(c.row["rowid"])
+        if row is not None and row["id"] == c.id:  # a rowid that now holds another turn: not this one
+            c.row = {**c.row, **row}
+
+
+KEEP_TURNS = 2048  # turn rows kept per claim book (0: read each search)
 
 
 def _mark(ranked: list[Cand], stale: dict[str, list[dict[str, Any]]], echoed: dict[str, dict[str, Any]]) -> None:
@@ -251,7 +277,32 @@ def _echoed(ranked: list[Cand], stale: dict[str, Any], ledger: list[dict[str, An
         return {}
     names = now.subjects | {str(c.row.get("speaker") or "") for c in ranked} | \
         {t.split(":", 1)[0] for t in texts.values() if 0 < t.find(":") < 40}  # a transcript's "Caroline: ..."
-    return echo.echoes(texts, echo.without(now.closed, names))
+    closed, firsts, seen = _closed_without(now, frozenset(names))
+    new = {rid: t for rid, t in texts.items() if rid not in seen}
+    if new:
+        found = echo.echoes(new, closed, firsts)
+        if len(seen) + len(new) > KEEP_TURNS:
+            seen.clear()
+        seen.update({rid: found.get(rid) for rid in new})
+    return {rid: row for rid in texts if (row := seen.get(rid)) is not None}
+
+
+_Without = tuple[dict[str, Any], dict[str, list[str]], dict[str, Any]]
+
+
+def _closed_without(now: echo.State, names: frozenset[str]) -> _Without:
+    """``echo.without(now.closed, names)``, its ``echo.first_words`` and the turns' answers (turn id ->
+    the closed claim it names, or None), kept on the state (a state kept on the claim book lives as
+    long as its window and the book; a turn's text does not change under the book's stamp)."""
+    kept: dict[frozenset[str], _Without] = now.__dict__.setdefault("_without", {})
+    got = kept.get(names)
+    if got is None:
+        closed = echo.without(now.closed, names)
+        got = (closed, echo.first_words(closed), {})
+        if len(kept) >= 64:
+            kept.clear()
+        kept[names] = got
+    return got
 
 
 def _topical(cache: Cache, user_id: str, ranked: list[Cand], stale: dict[str, Any], echoed: dict[str, Any],
@@ -299,15 +350,23 @@ def _others_turns(cache: Cache, user_id: str, ranked: list[Cand], ledger: list[d
     citing = {ref: now.cites[ref] for ref in wanted if ref in now.cites}
     said = {c.id: str(c.row.get("content") or "") for c in turns
             if c.row.get("role") not in (None, "user") and c.id not in citing}
-    named = echo.echoes(said, now.mine_terms) if said else {}
+    named = echo.echoes(said, now.mine_terms, _mine_firsts(now)) if said else {}
     at = sorted({i for ref in wanted for i in now.mine_at.get(ref, ())})
     near = {mine[i]["id"]: mine[i] for i in at} | {r["id"]: r for r in named.values()}
-    theirs = _others(cache, user_id, list(near.values()), asked)
+    theirs = _others(cache, user_id, list(near.values()), asked, book)
     if not theirs:
         return set()
     out = {c.id for c in turns if citing.get(c.id) and all(i in theirs for i in citing[c.id])}
     values = {t: r for r in near.values() if r["id"] in theirs for t in r["_terms"] if t not in now.own}
     return out | set(echo.echoes(said, values))
+
+
+def _mine_firsts(now: live.View) -> dict[str, list[str]]:
+    """``echo.first_words(now.mine_terms)``, kept on the view."""
+    got: dict[str, list[str]] | None = now.__dict__.get("_mine_firsts")
+    if got is None:
+        got = now.__dict__["_mine_firsts"] = echo.first_words(now.mine_terms)
+    return got
 
 
 _HYPOTHETICAL = re.compile(r"^\W*(?:what if|if i|if we|maybe|perhaps|should i|should we|would|could i|could we|"
@@ -361,7 +420,8 @@ def _lexical(c: Cand) -> bool:
     return any(lane in c.ranks for lane in ("turns", "claims", "exact")) or not c.ranks
 
 
-def _others(cache: Cache, user_id: str, claims: list[dict[str, Any]], asked: str) -> set[str]:
+def _others(cache: Cache, user_id: str, claims: list[dict[str, Any]], asked: str,
+            book: claimbook.Book | None = None) -> set[str]:
     """Claims about someone the question does not name, and who did not say them: "my dad lives in
     Aberdeen" for "where does the user live?". A transcript's speakers ("Caroline: I moved to ...")
     are the subjects of what they say, not third parties."""
@@ -370,16 +430,23 @@ def _others(cache: Cache, user_id: str, claims: list[dict[str, Any]], asked: str
     if not maybe:
         return set()
     refs = {c["id"]: [r.rsplit("#", 1)[-1] for r in json.loads(c.get("sources") or "[]")] for c in maybe}
-    ids = sorted({r for rs in refs.values() for r in rs})
-    rows = cache.user(user_id).rows(
-        f"SELECT id, speaker, substr(content, 1, 40) AS head FROM raw WHERE id IN ({','.join('?' * len(ids))}) "
-        "AND +user_id = ?", [*ids, user_id]) if ids else []
-    said_by: dict[str, set[str]] = {}
-    for r in rows:  # the message's speaker, or a transcript label ("Caroline: ...")
-        label = str(r["head"]).split(":", 1)[0] if ":" in str(r["head"]) else ""
-        said_by[r["id"]] = {str(r["speaker"] or "").casefold(), label.strip().casefold()}
+    said_by = _said_by(cache, user_id, sorted({r for rs in refs.values() for r in rs}), book)
     return {c["id"] for c in maybe
             if not any(str(c.get("subject")).casefold() in said_by.get(r, set()) for r in refs[c["id"]])}
+
+
+def _said_by(cache: Cache, user_id: str, ids: list[str], book: claimbook.Book | None) -> dict[str, set[str]]:
+    """Raw id -> who said it: the message's speaker, or a transcript label ("Caroline: ..."), casefolded.
+    Kept on the claim book (a changed or deleted turn bumps the stamp that replaces the book)."""
+    kept: dict[str, set[str]] = {} if book is None else book.__dict__.setdefault("_said_by", {})
+    missing = [i for i in ids if i not in kept]
+    rows = cache.user(user_id).rows(
+        f"SELECT id, speaker, substr(content, 1, 40) AS head FROM raw WHERE id IN ({','.join('?' * len(missing))}) "
+        "AND +user_id = ?", [*missing, user_id]) if missing else []
+    for r in rows:
+        label = str(r["head"]).split(":", 1)[0] if ":" in str(r["head"]) else ""
+        kept[r["id"]] = {str(r["speaker"] or "").casefold(), label.strip().casefold()}
+    return kept
 
 
 def _current(row: dict[str, Any], present: str) -> bool:
@@ -426,9 +493,21 @@ def _sources(cache: Cache, user_id: str, turn_ids: Sequence[str], when: str,
 
 
 def _successors(cache: Cache, user_id: str, wanted: dict[str, Cand], present: str,
-                book: claimbook.Book | None = None) -> dict[str, dict[str, Any]]:
-    """The claim now current at the end of each supersession chain (a few hops at most)."""
+                book: claimbook.Book | None = None,
+                memo: dict[str, dict[str, Any] | None] | None = None) -> dict[str, dict[str, Any]]:
+    """The claim now current at the end of each supersession chain (a few hops at most). ``memo``:
+    answers kept on the book's ``echo.State`` for ``present``'s window (whether a claim is current
+    changes only where ``present`` crosses one of the claims' bounds, and every claim's bounds are
+    the window's)."""
     out: dict[str, dict[str, Any]] = {}
+    if memo is not None and book is not None:
+        for start in wanted:
+            if start not in memo:
+                memo[start] = _successors(cache, user_id, {start: wanted[start]}, present, book).get(start)
+            row = memo[start]
+            if row is not None:
+                out[start] = dict(row)
+        return out
     for start in wanted:
         cid: str | None = start
         for _ in range(8):

@@ -250,14 +250,17 @@ def _hits(ctx: Context, ranked: list[Cand], user_id: str, recipe: Recipe, top_bm
     turns = {c.id: c.row for c in ranked if c.kind == "turn" and "content" in c.row}
     missing = [c.row["rowid"] for c in ranked if c.kind == "turn" and c.id not in turns]
     turns.update(fts.hydrate_turns(ctx.cache, missing, user_id))
-    claims = fts.hydrate(ctx.cache, "claim", [c.id for c in ranked if c.kind == "claim"], user_id)
+    claims = _claim_rows(ctx, [c.id for c in ranked if c.kind == "claim"], user_id)
+    # every claim hit's source turns in one statement (was one per claim)
+    refs = {cid: json.loads(row["sources"] or "[]") for cid, row in claims.items()}
+    raw = _source_rows(ctx, [r for rs in refs.values() for r in rs], user_id)
     out = []
     for c in ranked:
         row = turns.get(c.id) if c.kind == "turn" else claims.get(c.id)
         if row is None:  # vanished between the lanes and now
             continue
         trace_ = trace(c, recipe, top_bm25) if top_bm25 is not None else None
-        out.append(_turn_hit(row, c, trace_) if c.kind == "turn" else _claim_hit(ctx, row, c, trace_))
+        out.append(_turn_hit(row, c, trace_) if c.kind == "turn" else _claim_hit(row, c, trace_, raw, refs[c.id]))
     return out
 
 
@@ -269,24 +272,37 @@ def _turn_hit(row: dict[str, Any], c: Cand, explain: dict[str, Any] | None) -> H
                starts=c.row.get("starts"))
 
 
-def _claim_hit(ctx: Context, row: dict[str, Any], c: Cand, explain: dict[str, Any] | None) -> Hit:
+def _claim_hit(row: dict[str, Any], c: Cand, explain: dict[str, Any] | None, raw: dict[str, dict[str, Any]],
+               refs: list[str]) -> Hit:
     return Hit(id=row["id"], kind="claim", score=round(c.score, 6), text=row["text"], user_id=row["user_id"],
                page_id=row["page_id"], valid_from=row["valid_from"], valid_until=row["valid_until"],
-               sources=sources_for(ctx, json.loads(row["sources"] or "[]"), row["user_id"]), explain=explain)
+               sources=_sources(refs, raw), explain=explain)
 
 
-def sources_for(ctx: Context, refs: list[str], user_id: str) -> tuple[Source, ...]:
-    ids = [r.rsplit("#", 1)[-1] for r in refs]
+def _claim_rows(ctx: Context, ids: list[str], user_id: str) -> dict[str, dict[str, Any]]:
+    """``fts.hydrate`` of claims, only the columns a claim hit shows."""
     if not ids:
-        return ()
+        return {}
+    sql = (f"SELECT id, user_id, text, page_id, valid_from, valid_until, sources FROM claims "
+           f"WHERE id IN ({','.join('?' * len(ids))}) AND +user_id = ?")
+    return {r["id"]: r for r in ctx.cache.rows(sql, [*ids, user_id])}
+
+
+def _source_rows(ctx: Context, refs: list[str], user_id: str) -> dict[str, dict[str, Any]]:
+    """The user's raw rows (id, path, occurred_at, metadata) that ``refs`` ("path#id") name, by id."""
+    ids = list(dict.fromkeys(r.rsplit("#", 1)[-1] for r in refs))
+    if not ids:
+        return {}
     marks = ",".join("?" * len(ids))
     sql = f"SELECT id, path, occurred_at, metadata FROM raw WHERE id IN ({marks}) AND +user_id = ?"
-    rows = ctx.cache.user(user_id).rows(sql, [*ids, user_id])
-    by_id = {r["id"]: r for r in rows}
+    return {r["id"]: r for r in ctx.cache.user(user_id).rows(sql, [*ids, user_id])}
+
+
+def _sources(refs: list[str], by_id: dict[str, dict[str, Any]]) -> tuple[Source, ...]:
     out = []
-    for ref, rid in zip(refs, ids, strict=True):
+    for ref in refs:
+        path, rid = ref.rsplit("#", 1)[0], ref.rsplit("#", 1)[-1]
         r = by_id.get(rid)
-        path = ref.rsplit("#", 1)[0]
         meta = json.loads(r["metadata"] or "{}") if r else {}
         out.append(Source(rid, path, r["occurred_at"] if r else None, meta))
     return tuple(out)
