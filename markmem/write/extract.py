@@ -25,6 +25,7 @@ from .clauses import Splitter
 from .clauses import regex_clauses as clauses
 from .extract_change import norm_value, singular, slot_name
 from .extract_fix import aligned
+from .extract_kin import is_member_slot, kin_names, may_name
 from .extract_names import conjoined, member_names
 from .extract_open import read_clause
 from .extract_product import owned, stated
@@ -51,6 +52,7 @@ from .extract_rules import (
     present_needs,
 )
 from .extract_rules import REL as _REL
+from .extract_service import reslot, tied
 from .extract_subject import third_party
 from .extract_time import scheduled, temporary
 
@@ -280,6 +282,7 @@ class HeuristicExtractor:
                     found, other = self._sentence(entry, subject, sentence, other)
                     turn.extend(found)
             turn = self._named(entry, turn)
+            turn = self._kin(entry, turn)
             if lately and _subject(entry) == entry.user_id:
                 fixes = aligned(normalise(entry.content), lately, self.parse)
                 turn = self.recall.fixed(entry, fixes, turn) if fixes else turn  # type: ignore[arg-type]
@@ -309,6 +312,28 @@ class HeuristicExtractor:
             if not names:
                 out.append(c)
         return out
+
+    def _kin(self, entry: RawEntry, turn: list[Candidate]) -> list[Candidate]:
+        """ "my kids are Leo and Maya", "a goat named Gerald": the user's family and pets by name
+        (:mod:`.extract_kin`), besides what the rules read; not in a labelled transcript."""
+        text = normalise(entry.content)
+        if self.parse is None or not may_name(text) or any(_LABEL.match(ln) for ln in text.splitlines()):
+            return turn
+        subject = _subject(entry)
+        named = {c.value.casefold().rsplit(" named ", 1)[-1] for c in turn
+                 if c.predicate in ("pet", "partner") or c.predicate.startswith("relationship")}
+        found = kin_names(self.parse(text[:600]))
+        given = {f[1].casefold().rsplit(" named ", 1)[-1] for f, _clause in found}
+        turn = [c for c in turn if not (is_member_slot(c.predicate) and c.value.casefold() in given)]
+        for (p, v, k, mu, conf, _neg), clause in found:
+            name = v.casefold().rsplit(" named ", 1)[-1]
+            if name in named:
+                continue
+            named.add(name)
+            cand = Candidate(entry.id, subject, p, v, clause, conf, type=k, multi=mu)
+            self.recall.remember(entry, cand)
+            turn.append(cand)
+        return turn
 
     def _sentence(self, entry: RawEntry, subject: str, sentence: str,
                   other: str | None) -> tuple[list[Candidate], str | None]:
@@ -384,6 +409,8 @@ class HeuristicExtractor:
                 topical = self.recall.topical(entry, who, c, text, when.get("valid_from"))
                 if topical:
                     return topical
+        if self.parse is not None and not _refused(c):
+            facts = reslot(facts, c) if facts else tied(strip_lead(c), self.parse)
         facts = self.recall.unify(entry, who, facts)
         out = []
         for p, v, k, mu, conf, neg in facts:
