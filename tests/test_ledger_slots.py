@@ -53,6 +53,7 @@ def _kin(text: str) -> list[tuple[str, str]]:
     ("our cat Miso is sixteen", [("pet", "cat named Miso")]),
     ("I keep two rabbits, Fudge and Toffee", [("pet", "rabbit named Fudge"), ("pet", "rabbit named Toffee")]),
     ("we rescued a greyhound, her name is Dotty", [("pet", "greyhound named Dotty")]),
+    ("we keep goats and a pony called Clover", [("pet", "goats"), ("pet", "pony named Clover")]),
 ])
 def test_a_member_the_user_holds_is_named(text: str, expected: list[tuple[str, str]]) -> None:
     assert _kin(text) == expected
@@ -79,6 +80,11 @@ def test_names_reach_the_extractor_once_and_a_second_child_adds() -> None:
     assert {("u", "relationship_son", "Sami", False), ("u", "relationship_son", "Jonah", False)} <= set(first)
     assert not any(p == "boy" for _s, p, _v, _n in first)  # not an open slot "boy" besides
     assert ("u", "relationship_daughter", "Lila", False) in second
+
+
+def test_a_member_that_died_is_not_added_back() -> None:
+    first, second = _run("my rabbit Clover is so fluffy", "my rabbit Clover died last night")
+    assert not any(p == "pet" and not neg for _s, p, _v, neg in second)
 
 
 def test_the_gate_skips_a_turn_without_a_member_and_a_name() -> None:

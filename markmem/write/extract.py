@@ -53,6 +53,7 @@ from .extract_rules import (
 )
 from .extract_rules import REL as _REL
 from .extract_service import reslot, tied
+from .extract_slotkey import keyed
 from .extract_subject import third_party
 from .extract_time import scheduled, temporary
 
@@ -320,14 +321,15 @@ class HeuristicExtractor:
         if self.parse is None or not may_name(text) or any(_LABEL.match(ln) for ln in text.splitlines()):
             return turn
         subject = _subject(entry)
-        named = {c.value.casefold().rsplit(" named ", 1)[-1] for c in turn
-                 if c.predicate in ("pet", "partner") or c.predicate.startswith("relationship")}
         found = kin_names(self.parse(text[:600]))
         given = {f[1].casefold().rsplit(" named ", 1)[-1] for f, _clause in found}
         turn = [c for c in turn if not (is_member_slot(c.predicate) and c.value.casefold() in given)]
+        named = {c.value.casefold().rsplit(" named ", 1)[-1] for c in turn
+                 if c.predicate in ("pet", "partner") or c.predicate.startswith("relationship")}
+        closed = {c.predicate for c in turn if c.negated}  # "my cat Tiger passed away": no new member
         for (p, v, k, mu, conf, _neg), clause in found:
             name = v.casefold().rsplit(" named ", 1)[-1]
-            if name in named:
+            if name in named or p in closed:
                 continue
             named.add(name)
             cand = Candidate(entry.id, subject, p, v, clause, conf, type=k, multi=mu)
@@ -410,7 +412,7 @@ class HeuristicExtractor:
                 if topical:
                     return topical
         if self.parse is not None and not _refused(c):
-            facts = reslot(facts, c) if facts else tied(strip_lead(c), self.parse)
+            facts = reslot(keyed(facts, c, self.parse), c) if facts else tied(strip_lead(c), self.parse)
         facts = self.recall.unify(entry, who, facts)
         out = []
         for p, v, k, mu, conf, neg in facts:

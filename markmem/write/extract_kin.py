@@ -63,7 +63,7 @@ def may_name(text: str) -> bool:
 
 def is_member_slot(predicate: str) -> bool:
     """ "boy" of "our boys are Sami and Jonah" read as an open slot: a kinship or pet noun."""
-    return singular(predicate) in _KIN or singular(predicate) in _PETS
+    return predicate != "partner" and (singular(predicate) in _KIN or singular(predicate) in _PETS)
 
 
 def kin_names(doc: Any) -> list[tuple[Open, str]]:
@@ -75,7 +75,8 @@ def kin_names(doc: Any) -> list[tuple[Open, str]]:
             continue
         names = list(dict.fromkeys(_names(token)))
         if not names and kind in _PETS and token.dep_ in ("dobj", "obj") and token.lower_ != kind:
-            out.append((("pet", token.lower_, "relationship", True, 0.75, False), _clause(token)))  # "we keep chickens"
+            unnamed: Open = ("pet", token.lower_, "relationship", True, 0.75, False)  # "we keep chickens"
+            out.append((unnamed, _clause(token, "")))
         for name in names:
             if kind in _PETS:
                 fact: Open = ("pet", f"{kind} named {name}", "relationship", True, 0.8, False)
@@ -83,15 +84,14 @@ def kin_names(doc: Any) -> list[tuple[Open, str]]:
                 slot = _KIN[kind]
                 pred = "partner" if slot == "partner" else f"relationship_{slot}"
                 fact = (pred, name, "relationship", slot not in _SINGLE, 0.8, False)
-            text = _clause(token)
-            out.append((fact, text if name in text else token.sent.text.strip()))
+            out.append((fact, _clause(token, name)))
     return out
 
 
 _CUT = frozenset({"conj", "advcl", "ccomp", "parataxis", "relcl", "punct", "cc"})
 
 
-def _clause(token: Any) -> str:
+def _clause(token: Any, name: str) -> str:
     """The words that say it, not the whole sentence ("my boyfriend Piotr" of "..., my boyfriend Piotr is a
     chef in Warsaw"): the noun's own phrase, with its verb and subject when it is their object, or the
     "be" clause that names it."""
@@ -103,6 +103,8 @@ def _clause(token: Any) -> str:
                            for t in (c.subtree if c.dep_ == "nsubj" else _kept(c))}
     elif token.dep_ == "poss" and head.dep_ == "nsubj":  # "mum's name is Bernadette"
         words |= _kept(head.head)
+    if name not in " ".join(t.text for t in words):  # "my boyfriend Marco": the name's own token too
+        words |= {t for t in token.sent if t.text == name.split()[-1]}
     lo, hi = min(t.i for t in words), max(t.i for t in words)
     return token.doc[lo:hi + 1].text.strip(" ,").removesuffix(" and").removesuffix(",")
 
