@@ -135,3 +135,10 @@ def test_with_an_acronym_is_no_partner() -> None:
     assert reslot(facts, "I'm with EE") == []
     person = [("partner", "Marco", "relationship", False, 0.85, False)]
     assert reslot(person, "I'm with Marco now") == person
+
+
+def test_a_tie_with_a_job_said_by_as_is_an_employer() -> None:
+    (found,) = _run("I've been with Halfords for six years as a mechanic")
+    assert ("u", "employer", "Halfords", False) in found and ("u", "job", "mechanic", False) in found
+    (alone,) = _run("I've been with Marta for six years")
+    assert not any(p == "employer" for _s, p, _v, _n in alone)

@@ -95,6 +95,9 @@ def tied(clause: str, parse: Callable[[str], Any]) -> list[Open]:
         name = _name(org)
         if prep.lower_ == "for" and root.tag_ in ("VBP", "VBZ", "VBG") and root.lower_ not in _NOT_WORK:
             return [("employer", name, "profile", False, 0.75, False)]
+        job = _as_job(root)
+        if job and prep.lower_ in ("with", "at", "for"):  # "been with Siemens for 8 years as an electrician"
+            return [("employer", name, "profile", False, 0.75, False), ("job", job, "profile", False, 0.75, False)]
         slot = service_slot(clause)
         if slot:
             return [(slot, name, "profile", False, 0.75, False)]
@@ -134,6 +137,18 @@ def _mine(root: Any) -> bool:
     if subj:
         return subj[0].lower_ in ("i", "we")
     return root.i == root.sent.start  # a dropped subject: "switched to Three"
+
+
+def _as_job(root: Any) -> str:
+    """The job of an "as <job>" phrase on the verb ("... as an electrician"), else ""."""
+    from .extract_rules import looks_like_job
+
+    for prep in root.subtree:  # on the verb or on its time phrase ("for 8 years as an electrician")
+        noun = next((t for t in prep.children if t.dep_ == "pobj" and t.pos_ == "NOUN"), None)
+        if prep.dep_ == "prep" and prep.lower_ == "as" and noun is not None:
+            job = " ".join(t.text for t in [*[t for t in noun.lefts if t.dep_ in ("compound", "amod")], noun])
+            return job if looks_like_job(job) else ""
+    return ""
 
 
 def _particle_preps(root: Any) -> list[Any]:
