@@ -142,3 +142,20 @@ def test_a_tie_with_a_job_said_by_as_is_an_employer() -> None:
     assert ("u", "employer", "Halfords", False) in found and ("u", "job", "mechanic", False) in found
     (alone,) = _run("I've been with Marta for six years")
     assert not any(p == "employer" for _s, p, _v, _n in alone)
+
+
+# -- an open slot's key is its subject noun ------------------------------------------------------
+
+
+def test_an_open_key_is_its_head_noun_and_a_key_with_a_verb_is_no_slot() -> None:
+    from markmem.write.extract_slotkey import keyed
+
+    parse = _splitter().parse
+    fact = ("main_goal_thi_year", "to run a marathon", "fact", False, 0.7, False)
+    assert keyed([fact], "my main goal this year is to run a marathon", parse)[0][0] == "goal"
+    verb = ("uncle_say_lisbon", "overrated", "fact", False, 0.7, False)
+    assert keyed([verb], "my uncle says Lisbon is overrated", parse) == []
+    kept = ("blood_type", "AB positive", "fact", False, 0.7, False)
+    assert keyed([kept], "my blood type is AB positive", parse) == [kept]
+    attr = ("team_for_sure", "The Wolves", "fact", False, 0.7, False)  # the key is not the subject: kept
+    assert keyed([attr], "The Wolves are my team for sure", parse) == [attr]

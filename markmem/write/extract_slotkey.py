@@ -56,8 +56,8 @@ def _head_key(doc: Any, span: tuple[int, int]) -> str | None:
     if any(t.pos_ in ("VERB", "AUX") and t.tag_ in ("VBZ", "VBP", "VBD") for t in tokens):
         return None
     head = next((t for t in tokens if t.head not in tokens or t.head is t), None)
-    if head is None or head.pos_ not in ("NOUN", "PROPN"):
-        return ""
+    if head is None or head.pos_ not in ("NOUN", "PROPN") or head.dep_ not in ("nsubj", "nsubjpass"):
+        return ""  # only the subject of "is" is renamed ("the Wolves are my team for sure" keeps its key)
     words = [t for t in head.lefts if t in tokens and (t.dep_ in _KEEP or t.dep_ == "amod" and t.tag_ != "JJS"
                                                         and t.lower_ not in _DROP_ADJ)] + [head]
     key = re.sub(r"[^a-z]+", "_", " ".join(t.lower_ for t in words)).strip("_")
