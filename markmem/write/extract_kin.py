@@ -126,6 +126,8 @@ def _kind(token: Any) -> str | None:
 
 def _held(token: Any) -> bool:
     """The user's own: "my/our <noun>", the object of an "I/we" verb, or a verbless fragment."""
+    if token.dep_ in ("nsubj", "nsubjpass") and token.head.lower_ not in _BE:
+        return False  # "my boyfriend Marco went carnivore": a turn about him (the third-party path's)
     if any(c.dep_ == "poss" for c in token.children):
         return any(c.dep_ == "poss" and c.lower_ in _OWNERS for c in token.children)
     if token.dep_ == "poss":
