@@ -12,6 +12,9 @@ Sets of multi-session chat scenarios (issue #12):
 * ``bench/data/facts_tune.jsonl``: different people, places and wording, to tune on
   (``tune2`` ... ``tune6``: later tuning sets; ``tune5`` was written by the outsider who wrote ``blind3``;
   ``tune6``: first run in ``bench/results/facts-tune6-first-run.md``).
+* ``bench/data/facts_tune7.jsonl`` / ``facts_check7.jsonl``: a tuning set and a check set written together
+  (moves, jobs, providers, family, pets, open slots); check7 is run only before and after tuning
+  (first runs in ``bench/results/h-ledger5.md``).
 
 Scenario format (one JSON object per line)::
 
@@ -23,7 +26,7 @@ Scenario format (one JSON object per line)::
                  "at": null | "ISO time", "kind": "current" | "as_of"}]}
 
 ``category``: move, job, correction, negation, temporary, future, third_party, hypothetical, repeat,
-paraphrase, long_gap, multi_value, two_facts, change_back, cross_user, assistant, open_slot, routine.
+paraphrase, long_gap, multi_value, two_facts, change_back, cross_user, assistant, open_slot, routine, provider, family.
 User ids carry the scenario id, so scenarios never see each other. ``expect``: acceptable values (any
 one); empty means "nothing about this should be current" (a negation with no new value). ``stale``:
 values that must not be shown as current. ``at``: evaluate as of that time (temporary, future-dated
@@ -60,7 +63,8 @@ Default settings (``markmem.Memory(path)``: default PII gate, extractor, backgro
 run of turns with one user and one occurred_at is one ``add()``. Timings are of a machine with 2 cores
 shared with other jobs: compare runs on the same machine only.
 
-    PYTHONPATH=. python bench/facts.py [--set blind|blind2|blind3|tune..tune8|check8|both|all] [--show-failures]
+    PYTHONPATH=. python bench/facts.py [--set blind|blind2|blind3|tune..tune8|check7|check8|both|all]
+                                       [--show-failures]
                                        [--json] [--limit N] [--work DIR]
                                        [--override pii_policy=tag]   (not for the targets)
 """
@@ -93,9 +97,11 @@ SETS = {"blind": DATA / "facts_blind.jsonl", "blind2": DATA / "facts_blind2.json
         "tune4": DATA / "facts_tune4.jsonl",  # tune4: longer chats (assistant echoes, chit-chat), written first
         "tune5": DATA / "facts_tune5.jsonl",  # tune5: written by an outsider beside blind3, for tuning
         "tune6": DATA / "facts_tune6.jsonl",  # tune6: new wording (h-ledger4), first run before its tuning
+        "tune7": DATA / "facts_tune7.jsonl",  # tune7: moves, jobs, providers, family (h-ledger5), for tuning
+        "check7": DATA / "facts_check7.jsonl",  # check7: written beside tune7, run only first and last
         "tune8": DATA / "facts_tune8.jsonl",  # tune8: how a claim changes the ledger (h-revise), for tuning
         "check8": DATA / "facts_check8.jsonl"}  # check8: tune8's held-out twin, run at the start and the end
-BLIND = frozenset({"blind", "blind2", "blind3", "check8"})  # never tuned on: their failures are never printed
+BLIND = frozenset({"blind", "blind2", "blind3", "check7", "check8"})  # never tuned on: failures never printed
 METRICS = ("ledger", "pack1", "json1", "current1", "stale5", "asof5", "latest1")
 # the blind set's first run, before any tuning (bench/results/facts-first-run.md): every run prints it
 FIRST_RUN = ("blind set, first run before any tuning (a88e42d, 2026-12-01, default settings): ledger-current 35.5%, "

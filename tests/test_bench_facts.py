@@ -139,12 +139,13 @@ def test_show_failures_refuses_the_blind_sets(name: str) -> None:
         facts.main(["--set", name, "--show-failures"])
 
 
-@pytest.mark.parametrize("name", ["blind", "blind2", "blind3", "tune", "tune5"])
+@pytest.mark.parametrize("name", ["blind", "blind2", "blind3", "tune", "tune5", "tune7", "check7"])
 def test_the_sets_are_well_formed(name: str) -> None:
     """Unique ids, users private to their scenario, and every expected value said by that user somewhere
     (a check that can never pass measures nothing)."""
     scenarios = facts.load(facts.SETS[name])
-    assert len(scenarios) >= {"blind": 130, "blind2": 150, "blind3": 150, "tune5": 150}.get(name, 70)
+    least = {"blind": 130, "blind2": 150, "blind3": 150, "tune5": 150, "tune7": 60, "check7": 40}
+    assert len(scenarios) >= least.get(name, 70)
     assert len({sc["id"] for sc in scenarios}) == len(scenarios)
     for sc in scenarios:
         assert all(t["user_id"].startswith(sc["id"] + "-") for t in sc["turns"])

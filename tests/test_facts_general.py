@@ -76,7 +76,7 @@ def now(mem: Memory, user: str) -> dict[str, set[str]]:
 
 @pytest.mark.parametrize(("user", "predicate", "value"), [
     ("reversed", "favorite_band", "pulp"),
-    ("head-noun", "go_to_coffee_order", "iced latte"),
+    ("head-noun", "coffee_order", "iced latte"),  # the key's head noun and compounds (extract_slotkey)
     ("replaced-as", "comfort_show", "taskmaster"),
 ])
 def test_open_slots_in_other_words_supersede(mem: Memory, user: str, predicate: str, value: str) -> None:

@@ -25,6 +25,7 @@ from .clauses import Splitter
 from .clauses import regex_clauses as clauses
 from .extract_change import norm_value, singular, slot_name
 from .extract_fix import aligned
+from .extract_kin import is_member_slot, kin_names, may_name
 from .extract_names import conjoined, member_names
 from .extract_open import read_clause
 from .extract_product import owned, stated
@@ -51,6 +52,8 @@ from .extract_rules import (
     present_needs,
 )
 from .extract_rules import REL as _REL
+from .extract_service import reslot, tied
+from .extract_slotkey import keyed
 from .extract_subject import third_party
 from .extract_time import scheduled, temporary
 from .revise import settle
@@ -280,7 +283,8 @@ class HeuristicExtractor:
                 for sentence in sentences(text):
                     found, other = self._sentence(entry, subject, sentence, other)
                     turn.extend(found)
-            turn = settle(entry, self._named(entry, turn), self.parse, self.recall)  # h-revise (revise.py)
+            turn = self._kin(entry, self._named(entry, turn))
+            turn = settle(entry, turn, self.parse, self.recall)  # h-revise (revise.py)
             if lately and _subject(entry) == entry.user_id:
                 fixes = aligned(normalise(entry.content), lately, self.parse)
                 turn = self.recall.fixed(entry, fixes, turn) if fixes else turn  # type: ignore[arg-type]
@@ -310,6 +314,29 @@ class HeuristicExtractor:
             if not names:
                 out.append(c)
         return out
+
+    def _kin(self, entry: RawEntry, turn: list[Candidate]) -> list[Candidate]:
+        """ "my kids are Leo and Maya", "a goat named Gerald": the user's family and pets by name
+        (:mod:`.extract_kin`), besides what the rules read; not in a labelled transcript."""
+        text = normalise(entry.content)
+        if self.parse is None or not may_name(text) or any(_LABEL.match(ln) for ln in text.splitlines()):
+            return turn
+        subject = _subject(entry)
+        found = kin_names(self.parse(text[:600]))
+        given = {f[1].casefold().rsplit(" named ", 1)[-1] for f, _clause in found}
+        turn = [c for c in turn if not (is_member_slot(c.predicate) and c.value.casefold() in given)]
+        named = {c.value.casefold().rsplit(" named ", 1)[-1] for c in turn
+                 if c.predicate in ("pet", "partner") or c.predicate.startswith("relationship")}
+        closed = {c.predicate for c in turn if c.negated}  # "my cat Tiger passed away": no new member
+        for (p, v, k, mu, conf, _neg), clause in found:
+            name = v.casefold().rsplit(" named ", 1)[-1]
+            if name in named or p in closed:
+                continue
+            named.add(name)
+            cand = Candidate(entry.id, subject, p, v, clause, conf, type=k, multi=mu)
+            self.recall.remember(entry, cand)
+            turn.append(cand)
+        return turn
 
     def _sentence(self, entry: RawEntry, subject: str, sentence: str,
                   other: str | None) -> tuple[list[Candidate], str | None]:
@@ -385,6 +412,8 @@ class HeuristicExtractor:
                 topical = self.recall.topical(entry, who, c, text, when.get("valid_from"))
                 if topical:
                     return topical
+        if self.parse is not None and not _refused(c):
+            facts = reslot(keyed(facts, c, self.parse), c) if facts else tied(strip_lead(c), self.parse)
         facts = self.recall.unify(entry, who, facts)
         out = []
         for p, v, k, mu, conf, neg in facts:

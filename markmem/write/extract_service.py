@@ -1,0 +1,162 @@
+"""Who provides a service to the user: "I'm with Vodafone now, got a sim only deal", "moved all my money
+over to Monzo", "our broadband is Virgin Media", "I'm doing deliveries for DHL now".
+
+No list of brands or of phrasings. A clause that ties the user to a proper name (a preposition
+"with"/"to"/"at"/"for" before it in spaCy's parse, or an open "my <thing> is <Name>" slot) is
+compared, as a whole, with a short prototype text per service slot (phone network, bank, gym,
+broadband, energy, insurer, doctor, groceries) using the model2vec model markmem ships (the one
+the injection guard has already loaded in a writing process; ~0.1 ms a clause). The slot is taken
+only when its prototype is clearly nearest (:data:`FLOOR`, :data:`MARGIN`); else nothing changes.
+So "switched to Three, way cheaper for the same data" and "my phone contract is with EE" land on
+one slot, ``phone_network``, and the later one replaces the earlier.
+
+A present-tense first-person verb with "for <Name>" ("I drive for Uber", "doing deliveries for
+DHL") is an employer: a structural reading, no similarity needed. "I'm with <Name>" read as a
+partner by the rules is not one when the name is an acronym or camel-cased (EE, BT, PureGym) or
+the clause is clearly about a service.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable
+from typing import Any
+
+Open = tuple[str, str, str, bool, float, bool]  # (predicate, value, type, multi, confidence, negated)
+
+PROTOTYPES = {
+    "phone_network": "my mobile phone network, sim card, phone contract, data plan",
+    "bank": "my bank, bank account, banking app, current account, savings",
+    "gym": "my gym membership, fitness classes, workout",
+    "internet_provider": "broadband internet provider, wifi connection at home",
+    "energy_supplier": "energy supplier, electricity and gas bills",
+    "insurer": "insurance company, car insurance, home insurance policy",
+    "doctor": "my doctor, GP surgery, registered with a practice",
+    "groceries": "grocery shopping, supermarket, weekly food shop delivery",
+}
+FLOOR = 0.3  # cosine of the nearest prototype, at least
+MARGIN = 0.05  # over the second nearest
+_TIES = frozenset({"with", "to", "at", "for", "through", "via"})
+_NOT_WORK = frozenset("volunteer volunteers volunteering vote votes voting root rooting cheer cheering pray praying "
+                      "wait waiting look looking care caring shop shopping go going pay paying".split())
+_PERSONISH = re.compile(r"^[A-Z][a-z]+$")
+_ORGISH = re.compile(r"^(?:[A-Z]{2,}\w*|[A-Z][a-z]+[A-Z]\w*|\w*\d\w*)$")  # "EE", "BT", "PureGym", "O2"
+_GATE = re.compile(r"\b(?:with|to|at|for|is|are)\s+(?:the\s+)?(?:[A-Z]|[a-z]+[A-Z])", re.MULTILINE)
+_FOR_NAME = re.compile(r"\bfor ((?:[A-Z][\w&'-]*)(?: [A-Z][\w&'-]*){0,2})$")
+_lock = threading.Lock()
+_table: dict[str, Any] = {}
+
+
+def may_tie(clause: str) -> bool:
+    """A capitalised word after a tying preposition or "is": worth a parse and an embedding."""
+    return _GATE.search(clause) is not None
+
+
+def service_slot(text: str) -> str | None:
+    """The service slot the text clearly speaks of, else None (also without the model)."""
+    vectors = _prototypes()
+    if vectors is None:
+        return None
+    embedder, names, table = vectors
+    scores = table @ embedder.embed([text])[0]
+    order = scores.argsort()[::-1]
+    best, second = float(scores[order[0]]), float(scores[order[1]])
+    return names[order[0]] if best >= FLOOR and best - second >= MARGIN else None
+
+
+def _prototypes() -> tuple[Any, list[str], Any] | None:
+    with _lock:
+        if "v" not in _table:
+            try:
+                from ..adapters.vectors import BUILTIN, load_embedder
+
+                embedder = load_embedder(BUILTIN)
+            except Exception:  # noqa: BLE001 - no model, no numpy: the rules alone
+                embedder = None
+            names = list(PROTOTYPES)
+            _table["v"] = None if embedder is None else (embedder, names,
+                                                         embedder.embed([PROTOTYPES[n] for n in names]))
+        return _table["v"]  # type: ignore[no-any-return]
+
+
+def tied(clause: str, parse: Callable[[str], Any]) -> list[Open]:
+    """The service or employer a first-person clause ties the user to, from the parse."""
+    if not may_tie(clause):
+        return []
+    doc = parse(clause)
+    root = next((t for t in doc if t.dep_ == "ROOT"), None)
+    if root is None or any(c.dep_ == "neg" for c in root.children) or not _mine(root):
+        return []
+    for prep in [c for c in root.children if c.dep_ == "prep" and c.lower_ in _TIES] + _particle_preps(root):
+        org = next((g for g in prep.children if g.dep_ == "pobj" and g.pos_ in ("PROPN", "NUM", "NOUN")), None)
+        if org is None or not (org.text[:1].isupper() or _ORGISH.match(org.text)) or org.i == org.sent.start:
+            continue  # a name: capitalised inside the clause ("switched to Three"), or "giffgaff"-like
+        name = _name(org)
+        if prep.lower_ == "for" and root.tag_ in ("VBP", "VBZ", "VBG") and root.lower_ not in _NOT_WORK:
+            return [("employer", name, "profile", False, 0.75, False)]
+        job = _as_job(root)
+        if job and prep.lower_ in ("with", "at", "for"):  # "been with Siemens for 8 years as an electrician"
+            return [("employer", name, "profile", False, 0.75, False), ("job", job, "profile", False, 0.75, False)]
+        slot = service_slot(clause)
+        if slot:
+            return [(slot, name, "profile", False, 0.75, False)]
+    return []
+
+
+def reslot(facts: list[Open], clause: str) -> list[Open]:
+    """An open "my <thing> is <Name>" slot that is clearly a service takes the service's name
+    ("our broadband is Virgin Media": internet_provider); a partner "with <Name>" that is a service
+    or not a person's name ("I'm with EE") is no partner."""
+    out: list[Open] = []
+    for p, v, k, mu, conf, neg in facts:
+        if p == "partner" and not neg and re.search(rf"\bwith {re.escape(v)}\b", clause):
+            slot = service_slot(clause)
+            if slot or _ORGISH.match(v) or not _PERSONISH.match(v):
+                if slot:
+                    out.append((slot, v, "profile", False, conf, neg))
+                continue
+        elif p == "hobby" and not neg and (m := _FOR_NAME.search(v)):  # "doing deliveries for DHL"
+            out.append(("employer", m.group(1), "profile", False, conf, neg))
+            continue
+        elif k == "fact" and p.count("_") <= 2 and _open_value(v) and (slot := service_slot(clause)):
+            out.append((slot, re.sub(r"^(?:with|at) ", "", v), "profile", False, conf, neg))
+            continue
+        out.append((p, v, k, mu, conf, neg))
+    return out
+
+
+def _open_value(value: str) -> bool:
+    """ "Virgin Media", "with EE", "at Chase": a name, maybe after a preposition."""
+    name = re.sub(r"^(?:with|at) ", "", value)
+    return bool(name) and name[:1].isupper() and len(name.split()) <= 4
+
+
+def _mine(root: Any) -> bool:
+    subj = [c for c in root.children if c.dep_ in ("nsubj", "nsubjpass")]
+    if subj:
+        return subj[0].lower_ in ("i", "we")
+    return root.i == root.sent.start  # a dropped subject: "switched to Three"
+
+
+def _as_job(root: Any) -> str:
+    """The job of an "as <job>" phrase on the verb ("... as an electrician"), else ""."""
+    from .extract_rules import looks_like_job
+
+    for prep in root.subtree:  # on the verb or on its time phrase ("for 8 years as an electrician")
+        noun = next((t for t in prep.children if t.dep_ == "pobj" and t.pos_ == "NOUN"), None)
+        if prep.dep_ == "prep" and prep.lower_ == "as" and noun is not None:
+            job = " ".join(t.text for t in [*[t for t in noun.lefts if t.dep_ in ("compound", "amod")], noun])
+            return job if looks_like_job(job) else ""
+    return ""
+
+
+def _particle_preps(root: Any) -> list[Any]:
+    """ "moved all my money over to Monzo": the preposition under a particle or an adverb."""
+    return [g for c in root.children if c.dep_ in ("prt", "advmod") for g in c.children
+            if g.dep_ == "prep" and g.lower_ in _TIES]
+
+
+def _name(token: Any) -> str:
+    parts = [t for t in token.lefts if t.dep_ == "compound" and t.pos_ == "PROPN"]
+    return " ".join(t.text for t in [*parts, token])
