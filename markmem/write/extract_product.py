@@ -69,9 +69,16 @@ _SOLD = re.compile(r"\b(?:sold|got rid of|gave away|returned|ditched|scrapped|wr
 _NOT = re.compile(r"\b(?:not|never|don't|didn't|no longer|isn't|wasn't)\b[^,;.!?]*$", re.IGNORECASE)
 
 
+# every product pattern in one: most clauses name none, and one search says so (13 scans did, per clause)
+_ANY = re.compile("|".join(f"(?i:{p.pattern})" if p.flags & re.IGNORECASE else f"(?:{p.pattern})"
+                           for _s, p, _m in PRODUCTS))
+
+
 def find(text: str) -> list[tuple[str, str, bool, int, int]]:
     """Every product named in ``text``: (slot, value as written, many-valued, start, end)."""
     out: list[tuple[str, str, bool, int, int]] = []
+    if not _ANY.search(text):
+        return out
     for slot, pattern, many in PRODUCTS:
         for m in pattern.finditer(text):
             if not any(s <= m.start() < e for _sl, _v, _mu, s, e in out):
