@@ -1,6 +1,7 @@
 """How a claim changes the ledger (issue #12, h-revise), with real spaCy (no mocked parser):
 
-* a present-tense negation of the user's own is a lasting negative value; a stated end only closes;
+* a negation only closes (a present "I don't drink" as a value of its own was dropped: it did not
+  generalise); an ending verb on a one-valued habit ("I quit smoking") leaves its end as the value;
 * ending one member of a coordination ("I play piano and violin" -> "I quit violin") restates the
   other without it; members a coordination added are remembered, so a later ending finds them;
 * "X, not Y" corrects the user's earlier fact holding Y, even days later;
@@ -21,7 +22,7 @@ from markmem.write.clauses import load_splitter
 from markmem.write.extract import HeuristicExtractor
 from markmem.write.extract_fix import CUE
 from markmem.write.extract_time import scheduled
-from markmem.write.revise import negative_phrase, without
+from markmem.write.revise import without
 
 pytest.importorskip("spacy")
 
@@ -41,36 +42,12 @@ def _run(*turns: tuple[str, str]) -> list[Candidate]:
     return out
 
 
-# -- lasting negatives ---------------------------------------------------------------------------
-@pytest.mark.parametrize(("text", "phrase"), [
-    ("I don't drink alcohol", "don't drink alcohol"),
-    ("I never eat pork", "never eat pork"),
-    ("I don't own a car", "don't own a car"),
-    ("I'm not vegetarian but I try to eat less meat", "not vegetarian"),
-    ("I don't smoke at all now", "don't smoke at all now"),
-])
-def test_a_present_negation_of_my_own_is_a_lasting_value(text: str, phrase: str) -> None:
-    assert negative_phrase(_splitter().parse(text)) == phrase
-
-
-@pytest.mark.parametrize("text", [
-    "I don't play football anymore",  # an end: closes, no value
-    "I no longer eat meat",
-    "I didn't like it",  # the past
-    "I won't eat meat",  # a plan
-    "she doesn't eat meat",  # someone else
-    "I quit smoking",  # no neg at all: an ending verb
-    "I didn't stop smoking",
-])
-def test_an_end_a_past_a_plan_or_another_persons_negation_is_no_lasting_value(text: str) -> None:
-    assert negative_phrase(_splitter().parse(text)) is None
-
-
-def test_the_extractor_adds_the_lasting_negative_beside_the_closing_one() -> None:
+# -- negations --------------------------------------------------------------------------------
+def test_a_present_negation_only_closes() -> None:
     cands = _run(("2026-01-01T10:00:00Z", "I don't drink alcohol, never have"))
     facts = {(c.predicate, c.value, c.negated) for c in cands}
     assert ("drinks", "alcohol", True) in facts
-    assert ("drinks", "don't drink alcohol", False) in facts
+    assert not [f for f in facts if f[0] == "drinks" and not f[2]]  # no value "don't drink alcohol"
 
 
 # -- coordinations --------------------------------------------------------------------------------
@@ -148,10 +125,9 @@ def test_a_slot_named_by_its_own_noun_changes_from_the_date(mem: Memory) -> None
     assert {c.value for c in gym if c.valid_at("2026-03-05T00:00:00Z")} == {"Thursdays"}
 
 
-def test_lasting_negatives_are_on_the_ledger(mem: Memory) -> None:
-    assert "don't drink alcohol" in {c.value for c in _now(mem, "drink")}
-    now = {c.value for c in _now(mem, "smoke")}
-    assert "don't smoke at all now" in now and not any("ten a day" in v for v in now)
+def test_a_negation_closes_and_adds_no_value(mem: Memory) -> None:
+    assert not _now(mem, "drink")
+    assert not any("ten a day" in c.value for c in _now(mem, "smoke"))
 
 
 @pytest.mark.parametrize(("clause", "when", "plain", "start"), [
