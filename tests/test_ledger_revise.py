@@ -23,6 +23,7 @@ from markmem.write.extract import HeuristicExtractor
 from markmem.write.extract_fix import CUE
 from markmem.write.extract_time import scheduled
 from markmem.write.revise import without
+from tests.facts_fixtures import scripted_memory
 
 pytest.importorskip("spacy")
 
@@ -70,7 +71,6 @@ def test_coordinated_members_of_another_part_of_speech_are_members_too() -> None
 @pytest.fixture(scope="module")
 def mem(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Memory]:
     root: Path = tmp_path_factory.mktemp("revise") / "memory"
-    m = Memory(root, pii_engine="regex", vector_model=None, background=False, clause_parser="spacy")
     turns = {
         "piano": [("2025-03-03T10:00:00Z", "I play piano and violin"),
                   ("2025-10-03T10:00:00Z", "I quit violin, just piano these days")],
@@ -84,10 +84,7 @@ def mem(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Memory]:
         "smoke": [("2025-06-06T10:00:00Z", "I smoke about ten a day"),
                   ("2026-01-01T10:00:00Z", "I don't smoke at all now")],
     }
-    for user, said in turns.items():
-        for when, text in said:
-            m.add(text, user_id=user, occurred_at=when)
-    m.flush()
+    m = scripted_memory(root, {user: [("user", when, text) for when, text in said] for user, said in turns.items()})
     yield m
     m.close()
 

@@ -306,16 +306,20 @@ def test_a_search_in_a_fresh_process_imports_no_heavy_library(repo: Path) -> Non
     assert proc.stdout.strip().splitlines()[-2:] == ["[]", "['tokenizers']"]
 
 
-def test_saved_postings_read_back_as_the_built_ones(repo: Path) -> None:
-    """Saved narrower (uint8/uint16), widened term by term when read: the built postings, as int32."""
-    import numpy as np
-
+def _saved_and_built(repo: Path):  # type: ignore[no-untyped-def]
+    """The open memory, the lexicon a search saved for alice read back, and the same lexicon built."""
     m = open_mem(repo)
     results(m)
     cache = m.context.cache.user("alice")
     now = lexicon.stamp(cache.db, "alice")
-    loaded = lexstore.load(cache.path, "alice", now)
-    built = lexicon._build(cache.db, "alice", now)
+    return m, lexstore.load(cache.path, "alice", now), lexicon._build(cache.db, "alice", now)
+
+
+def test_saved_postings_read_back_as_the_built_ones(repo: Path) -> None:
+    """Saved narrower (uint8/uint16), widened term by term when read: the built postings, as int32."""
+    import numpy as np
+
+    m, loaded, built = _saved_and_built(repo)
     assert loaded is not None and loaded.doc.dtype != np.int32 and set(loaded.tokens.ids) == set(built.tokens.ids)
     for term, tid in built.tokens.ids.items():
         got, want = loaded.postings(loaded.tokens.ids[term]), built.postings(tid)
@@ -357,12 +361,7 @@ def test_claim_rows_of_another_width_are_refused() -> None:
 def test_saved_rows_decode_as_the_built_ones(repo: Path) -> None:
     """A saved lexicon's ``info`` decodes each row when read (``lexstore.Rows``): the built rows, by
     index, slice and iteration; a write (turns caught up) turns it into the list it stands for."""
-    m = open_mem(repo)
-    results(m)
-    cache = m.context.cache.user("alice")
-    now = lexicon.stamp(cache.db, "alice")
-    loaded = lexstore.load(cache.path, "alice", now)
-    built = lexicon._build(cache.db, "alice", now)
+    m, loaded, built = _saved_and_built(repo)
     assert loaded is not None and isinstance(loaded.info, lexstore.Rows)
     rows = loaded.info
     n = len(built.info)
