@@ -63,7 +63,7 @@ Default settings (``markmem.Memory(path)``: default PII gate, extractor, backgro
 run of turns with one user and one occurred_at is one ``add()``. Timings are of a machine with 2 cores
 shared with other jobs: compare runs on the same machine only.
 
-    PYTHONPATH=. python bench/facts.py [--set blind|blind2|blind3|tune..tune8|check7|check8|both|all]
+    PYTHONPATH=. python bench/facts.py [--set blind|blind2|blind3|tune..tune11|check7..check11|both|all]
                                        [--show-failures]
                                        [--json] [--limit N] [--work DIR]
                                        [--override pii_policy=tag]   (not for the targets)
@@ -100,8 +100,14 @@ SETS = {"blind": DATA / "facts_blind.jsonl", "blind2": DATA / "facts_blind2.json
         "tune7": DATA / "facts_tune7.jsonl",  # tune7: moves, jobs, providers, family (h-ledger5), for tuning
         "check7": DATA / "facts_check7.jsonl",  # check7: written beside tune7, run only first and last
         "tune8": DATA / "facts_tune8.jsonl",  # tune8: how a claim changes the ledger (h-revise), for tuning
-        "check8": DATA / "facts_check8.jsonl"}  # check8: tune8's held-out twin, run at the start and the end
-BLIND = frozenset({"blind", "blind2", "blind3", "check7", "check8"})  # never tuned on: failures never printed
+        "check8": DATA / "facts_check8.jsonl",  # check8: tune8's held-out twin, run at the start and the end
+        "tune9": DATA / "facts_tune9.jsonl",  # tune9: corrections, paraphrased changes, time (h-fix), for tuning
+        "check9": DATA / "facts_check9.jsonl",  # check9: tune9's held-out twin
+        "tune10": DATA / "facts_tune10.jsonl",  # tune10: slot detection on unseen wording (h-slots), for tuning
+        "check10": DATA / "facts_check10.jsonl",  # check10: tune10's held-out twin
+        "tune11": DATA / "facts_tune11.jsonl",  # tune11: what the context pack shows (h-stale2), for tuning
+        "check11": DATA / "facts_check11.jsonl"}  # check11: tune11's held-out twin
+BLIND = frozenset({"blind", "blind2", "blind3", "check7", "check8", "check9", "check10", "check11"})  # never tuned on: failures never printed
 METRICS = ("ledger", "pack1", "json1", "current1", "stale5", "asof5", "latest1")
 # the blind set's first run, before any tuning (bench/results/facts-first-run.md): every run prints it
 FIRST_RUN = ("blind set, first run before any tuning (a88e42d, 2026-12-01, default settings): ledger-current 35.5%, "
@@ -301,7 +307,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
                     help="a Memory setting to change from the default, e.g. pii_engine=off (not for the targets)")
     args = ap.parse_args(argv)
-    names = {"both": ["blind", "tune"], "all": list(SETS)}.get(args.set, [args.set])
+    names = {"both": ["blind", "tune"], "all": [n for n, p in SETS.items() if p.exists()]}.get(args.set, [args.set])
     if args.show_failures and BLIND & set(names):
         ap.error("--show-failures is for the tune sets only (--set tune): the blind sets are never tuned on")
     sets = {n: load(SETS[n], args.limit) for n in names}
