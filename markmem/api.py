@@ -52,7 +52,7 @@ from .config import Settings
 from .ids import validate_user_id
 from .jsonable import to_jsonable
 from .memory import Memory
-from .serving import BrowserGuard, allowed_hosts, check_bind, token_ok
+from .serving import BrowserGuard, allowed_hosts, check_bind, token_ok, warm_start
 
 ERROR_STATUS: dict[type[E.MarkmemError], int] = {
     E.MarkmemError: 400, E.InvalidInput: 422, E.InvalidUserId: 422, E.NotFound: 404, E.PiiBlocked: 422,
@@ -370,6 +370,7 @@ def serve(repo: str | Path, *, host: str = "127.0.0.1", port: int = 8000, token:
     connections (``--port 0`` picks a free port; the line names it)."""
     check_bind(host, token)
     with Memory(repo, Settings.from_env(repo_path=Path(repo))) as mem:
+        warm_start(mem)  # the read side and the query model, before the first request rather than in it
         app = create_app(mem, token=token, host=host, allow_hosts=allow_hosts,
                          allow_unauthenticated_writes=allow_unauthenticated_writes)
         shown = "as given with --token" if token else app.state.guard.token

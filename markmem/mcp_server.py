@@ -37,7 +37,7 @@ from .jobs import ASYNC_CHARS, Jobs, add_in_chunks
 from .jsonable import to_jsonable
 from .memory import Memory
 from .model import Page
-from .serving import BearerAuth, check_bind
+from .serving import BearerAuth, check_bind, warm_start
 
 INSTRUCTIONS = """markmem is this assistant's long-term memory: plain markdown pages in a git repo.
 Search before answering questions about the user (wiki_search); store what the user tells you
@@ -278,6 +278,7 @@ def serve(repo: str | Path, *, user_id: str | None, any_user: bool = False, http
     Scope(user_id, any_user)  # refuse a server with no user scope before opening anything
     with Memory(repo, Settings.from_env(repo_path=Path(repo)), create=create) as mem:
         server = build_server(mem, user_id, any_user)
+        warm_start(mem, user_id)  # the scoped user's indexes too: the first tool call costs what a later one does
         who = f"user {user_id}" if user_id else "any user"
         if not http:
             _log(f"markmem MCP server on stdio: repo {mem.root}, {who}; waiting for a client")

@@ -1,4 +1,4 @@
-"""Network exposure rules shared by the two servers (REST and MCP over HTTP).
+"""Network exposure rules shared by the two servers (REST and MCP over HTTP), and their warm start.
 
 Both bind 127.0.0.1 by default. Binding any other address without a bearer token is refused
 before the socket opens. Tokens are compared in constant time.
@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import ipaddress
 import secrets
+import sys
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-from .errors import InvalidInput
+from .errors import InvalidInput, MarkmemError
 
 Scope = MutableMapping[str, Any]
 ASGIApp = Callable[[Scope, Callable[[], Awaitable[Any]], Callable[[Any], Awaitable[None]]], Awaitable[None]]
@@ -140,3 +141,13 @@ async def _send_error(send: Any, status: int, error: str, message: str) -> None:
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
     await send({"type": "http.response.body", "body": body})
+
+
+def warm_start(mem: Any, user_id: str | None = None) -> None:
+    """``Memory.warm`` before the first request, so that request costs what a later one does. A
+    failure here (a user's unreadable index) is said on stderr and left to that user's requests:
+    the server still starts for everyone else."""
+    try:
+        mem.warm(user_id)
+    except MarkmemError as exc:
+        print(f"markmem: warm-up skipped: {exc}", file=sys.stderr, flush=True)
