@@ -107,7 +107,8 @@ SETS = {"blind": DATA / "facts_blind.jsonl", "blind2": DATA / "facts_blind2.json
         "check10": DATA / "facts_check10.jsonl",  # check10: tune10's held-out twin
         "tune11": DATA / "facts_tune11.jsonl",  # tune11: what the context pack shows (h-stale2), for tuning
         "check11": DATA / "facts_check11.jsonl"}  # check11: tune11's held-out twin
-BLIND = frozenset({"blind", "blind2", "blind3", "check7", "check8", "check9", "check10", "check11"})  # never tuned on: failures never printed
+# never tuned on: their failures are never printed
+BLIND = frozenset({"blind", "blind2", "blind3", "check7", "check8", "check9", "check10", "check11"})
 METRICS = ("ledger", "pack1", "json1", "current1", "stale5", "asof5", "latest1")
 # the blind set's first run, before any tuning (bench/results/facts-first-run.md): every run prints it
 FIRST_RUN = ("blind set, first run before any tuning (a88e42d, 2026-12-01, default settings): ledger-current 35.5%, "
