@@ -71,7 +71,6 @@ class Recipe:
     # cosine added at this weight (0: off); slot_floor: the least cosine a slot needs
     slot_weight: float = 0.0
     slot_floor: float = 0.3
-    slot_whole: bool = False  # match the question against each claim's slot and value, not the slot's name alone
 
 
 DEFAULT = Recipe()

@@ -234,8 +234,7 @@ def _slots(ctx: Context, query: str, q: Query, user_id: str, as_of: str | None, 
     qv = dense_lane.encode(ctx, query)
     if qv is None:
         return
-    reached = slots.reach(ctx, user_id, qv, set(q.terms), recipe.slot_floor,
-                          None if snap is None else snap.vectors(), recipe.slot_whole)
+    reached = slots.reach(ctx, user_id, qv, set(q.terms), recipe.slot_floor, None if snap is None else snap.vectors())
     if not reached:
         return
     new = [rid for rid in reached if ("turn", rid) not in cands]

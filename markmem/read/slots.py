@@ -27,7 +27,7 @@ _LOCK = threading.Lock()
 
 
 def reach(ctx: Context, user_id: str, query_vec: np.ndarray, words: set[str], floor: float,
-          stamp: claimbook.Stamp | None = None, whole: bool = False) -> dict[str, float]:
+          stamp: claimbook.Stamp | None = None) -> dict[str, float]:
     """Raw turn id -> the cosine of the question with the slot of a claim citing it (the best one)."""
     book = claimbook.book(ctx.cache, user_id, stamp) if claimbook.ENABLED else None
     if book is None or not book.by_id:
@@ -39,7 +39,7 @@ def reach(ctx: Context, user_id: str, query_vec: np.ndarray, words: set[str], fl
     slots = _closest({str(c.get("predicate") or "") for c in claims} - {""}, ctx, query_vec, floor)
     out: dict[str, float] = {}
     for c in claims:
-        sim = _whole(ctx, c, query_vec, floor) if whole else slots.get(str(c.get("predicate") or ""))
+        sim = slots.get(str(c.get("predicate") or ""))
         if sim is None or c.get("superseded_by"):
             continue
         for ref in json.loads(c.get("sources") or "[]"):
@@ -48,13 +48,6 @@ def reach(ctx: Context, user_id: str, query_vec: np.ndarray, words: set[str], fl
                 out[rid] = sim
     best = sorted(out.items(), key=lambda kv: (-kv[1], kv[0]))[:MAX_TURNS]
     return dict(best)
-
-
-def _whole(ctx: Context, claim: dict, query_vec: np.ndarray, floor: float) -> float | None:
-    """The cosine of the question with the claim's slot and value ("hobby kickboxing"), if at least ``floor``."""
-    v = _vector(ctx, f"{claim.get('predicate') or ''} {claim.get('value') or ''}")
-    sim = None if v is None else float(np.dot(v, query_vec))
-    return sim if sim is not None and sim >= floor else None
 
 
 def _names(subject: str, words: set[str]) -> bool:
