@@ -30,7 +30,7 @@ Stamp = tuple[str, int, int]  # (cache epoch, added, changed): ``index.vectors.s
 MAX_BOOKS = 64
 COLS = ("c.id AS id, c.user_id AS user_id, c.type AS type, c.provenance AS provenance, c.valid_from AS valid_from, "
         "c.sources AS sources, c.subject AS subject, c.valid_until AS valid_until, c.superseded_by AS superseded_by, "
-        "c.value AS value, json_extract(c.metadata, '$.closed_by') AS closed_by, c.predicate AS predicate")
+        "c.value AS value, json_extract(c.metadata, '$.closed_by') AS closed_by")
 
 
 @dataclass

@@ -67,10 +67,6 @@ class Recipe:
     # what a question passes to its answer is scaled by the asking turn's role trust too: an assistant's closing
     # "Would you like more tips?" no longer hands the user's next reply its full relevance (recall.md, round 4)
     answer_trust: bool = True
-    # the slot lane (read.slots): turns whose claims fill a slot named like the question's kind, the slot's
-    # cosine added at this weight (0: off); slot_floor: the least cosine a slot needs
-    slot_weight: float = 0.0
-    slot_floor: float = 0.3
 
 
 DEFAULT = Recipe()
@@ -86,7 +82,6 @@ class Cand:
     bm25: float = 0.0
     cos: float | None = None
     graph: float = 0.0  # the graph lane's PageRank mass, scaled to its best turn (read/graph.py)
-    slot: float = 0.0  # the cosine of the question with a slot a claim citing this turn fills (read/slots.py)
     exact: bool = False
     score: float = 0.0
     weights: dict[str, float] = field(default_factory=dict)
@@ -107,8 +102,7 @@ def fuse(cands: list[Cand], recipe: Recipe, query: Query, ref_day: int,
     if recipe.fusion == "blend":  # _base, inline (the search hot path)
         weight = recipe.bm25_weight
         for c in cands:
-            c.score = weight * c.bm25 / top_bm25 + (c.cos or 0.0) + recipe.graph_weight * c.graph \
-                + recipe.slot_weight * c.slot
+            c.score = weight * c.bm25 / top_bm25 + (c.cos or 0.0) + recipe.graph_weight * c.graph
     else:
         for c in cands:
             c.score = _base(c, recipe, top_bm25)
@@ -134,7 +128,7 @@ def _base(c: Cand, recipe: Recipe, top_bm25: float) -> float:
     lexical = recipe.bm25_weight * c.bm25 / top_bm25
     if recipe.fusion == "bm25":
         return lexical
-    return lexical + (c.cos or 0.0) + recipe.graph_weight * c.graph + recipe.slot_weight * c.slot
+    return lexical + (c.cos or 0.0) + recipe.graph_weight * c.graph
 
 
 def _propagate(cands: list[Cand], share: float, roles: dict[str, float] | None = None) -> None:
@@ -259,9 +253,6 @@ def trace(c: Cand, recipe: Recipe, top_bm25: float) -> dict[str, Any]:
     if c.graph:
         out["graph"] = round(c.graph, 6)
         out["graph_weight"] = recipe.graph_weight
-    if c.slot:
-        out["slot"] = round(c.slot, 6)
-        out["slot_weight"] = recipe.slot_weight
     if c.answer_to:
         out["answer_to"] = c.answer_to
     if c.merged:

@@ -74,8 +74,6 @@ def _ranked(ctx: Context, query: str, user_id: str, top_k: int, as_of: str | Non
         _answers(ctx, user_id, as_of, known_at, cands, snap)
     if recipe.graph_depth and snap is not None:
         _graph(ctx, query, user_id, as_of, known_at, recipe, cands, snap)
-    if recipe.slot_weight and recipe.vectors and ctx.embedder is not None:
-        _slots(ctx, query, q, user_id, as_of, known_at, recipe, cands, snap)
     if recipe.vectors and ctx.embedder is not None:
         _vectors(ctx, query, user_id, as_of, known_at, recipe, cands, snap)
     if not cands:
@@ -223,28 +221,6 @@ def _graph(ctx: Context, query: str, user_id: str, as_of: str | None, known_at: 
         if c is not None:
             c.ranks["graph"] = r
             c.graph = mass / best
-
-
-def _slots(ctx: Context, query: str, q: Query, user_id: str, as_of: str | None, known_at: str | None,
-           recipe: Recipe, cands: dict[Key, Cand], snap: fts.Snapshot | None) -> None:
-    """The slot lane (read/slots.py): turns whose claims fill a slot named like what the question asks."""
-    from . import slots
-    from . import vectors as dense_lane
-
-    qv = dense_lane.encode(ctx, query)
-    if qv is None:
-        return
-    reached = slots.reach(ctx, user_id, qv, set(q.terms), recipe.slot_floor, None if snap is None else snap.vectors())
-    if not reached:
-        return
-    new = [rid for rid in reached if ("turn", rid) not in cands]
-    for row in fts.filtered(ctx.cache, "turn", new, user_id, as_of, known_at):
-        cands[("turn", row["id"])] = Cand("turn", row["id"], row)
-    for r, (rid, sim) in enumerate(sorted(reached.items(), key=lambda kv: (-kv[1], kv[0])), 1):
-        c = cands.get(("turn", rid))
-        if c is not None:
-            c.ranks["slot"] = r
-            c.slot = sim
 
 
 def _vectors(ctx: Context, query: str, user_id: str, as_of: str | None, known_at: str | None, recipe: Recipe,
