@@ -67,7 +67,6 @@ class Recipe:
     # what a question passes to its answer is scaled by the asking turn's role trust too: an assistant's closing
     # "Would you like more tips?" no longer hands the user's next reply its full relevance (recall.md, round 4)
     answer_trust: bool = True
-    list_speaker_boost: float = 0.0  # speaker_boost for a question listing a named person's things (read.listing)
 
 
 DEFAULT = Recipe()

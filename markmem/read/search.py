@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any
 
 from ..context import Context
 from ..index import lexicon
 from ..model import Hit, Source
-from . import facts, fts, listing, said, when
+from . import facts, fts, said, when
 from .fuse import DEFAULT, GRAPH, ROLE_TRUST, Cand, Recipe, day_number, fuse, trace
 from .query import Query, parse
 
@@ -84,8 +83,6 @@ def _ranked(ctx: Context, query: str, user_id: str, top_k: int, as_of: str | Non
         else {**ROLE_TRUST, "assistant": recipe.assistant_trust}
     if recipe.answer_trust and recipe.answer_weight:
         _measure_askers(ctx, cands, roles, user_id)
-    if recipe.list_speaker_boost and listing.whose(query):  # "what martial arts has John done?"
-        recipe = replace(recipe, speaker_boost=recipe.list_speaker_boost)
     ranked = fuse(list(cands.values()), recipe, q, day_number(ref), _dated(ctx, cands, span, user_id), roles)
     if recipe.sentence_weight and recipe.vectors and ctx.embedder is not None:  # a turn's best sentence counts
         ranked = _sentences(ctx, query, ranked, recipe, user_id)
