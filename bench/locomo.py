@@ -45,6 +45,10 @@ DEFAULT_DATA = next((p / _DATA for p in Path(__file__).resolve().parents[2:4] if
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 
 
+# the halves every recall round has tuned on and held out (bench/results/recall.md): --split
+SPLITS = {"tune": "26,30,41", "held": "42,43"}
+
+
 def parse_session_date(text: str) -> datetime:
     """``"1:56 pm on 8 May, 2023"`` -> an aware UTC datetime."""
     return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=timezone.utc)
@@ -99,7 +103,7 @@ def evaluate(mem: Memory, conv: dict[str, Any], user_id: str, k: int, recipe: Re
             hits = searching.search(mem.context, qa["question"], user_id, k, recipe=recipe)
         lat.append((time.perf_counter() - t0) * 1000)
         found = evidence & set(hit_dia_ids(hits))  # type: ignore[arg-type]
-        rows.append({"cat": qa["category"], "any": bool(found), "all": found == evidence,
+        rows.append({"conv": user_id, "cat": qa["category"], "any": bool(found), "all": found == evidence,
                      "recall": len(found) / len(evidence), "q": qa["question"], "evidence": sorted(evidence),
                      "got": hit_dia_ids(hits)})  # type: ignore[arg-type]
     return rows, lat
@@ -147,8 +151,9 @@ def percentile(xs: list[float], p: float) -> float:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     files = sorted(Path(args.data).glob("*.json"))
-    if args.conversations:
-        files = [f for f in files if f.stem in args.conversations.split(",")]
+    chosen = args.conversations or SPLITS.get(args.split or "")
+    if chosen:
+        files = [f for f in files if f.stem in chosen.split(",")]
     if not files:
         sys.exit(f"no LoCoMo conversations under {args.data}")
     repo = Path(args.repo or tempfile.mkdtemp(prefix="markmem-locomo-"))
@@ -225,6 +230,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--pii-engine", default="regex", help="PII gate (regex keeps ingest fast and offline)")
     ap.add_argument("--pii-policy", default="default", help='"default" keeps names and places; "mask" masks them')
     ap.add_argument("--conversations", help="comma-separated file stems, e.g. 26,30")
+    ap.add_argument("--split", choices=sorted(SPLITS), help="the recall rounds' halves: tune = 26,30,41, held = 42,43")
     ap.add_argument("--k", type=int, default=5)
     ap.add_argument("--warmup", type=int, default=20)
     ap.add_argument("--recipe", help='fusion settings for an ablation, e.g. "fusion=rrf" or "speaker_boost=0"')
