@@ -289,13 +289,13 @@ def _extract(ctx: Context, entries: list[RawEntry]) -> Extraction:
     try:
         return ctx.extractor.extract(todo)
     except Exception as exc:  # an adapter bug must not stall the queue: fall back, flag, go on
-        log.warning("extractor %s failed (%s); using the heuristic extractor", ctx.extractor.name, type(exc).__name__)
+        log.warning("extractor %s failed (%s); using the heuristic extractor", ctx.extractor.name,
+                    type(exc).__name__, exc_info=exc)  # the traceback: the fallback hides the bug otherwise
         from .extract import HeuristicExtractor
 
         result = HeuristicExtractor().extract(todo)
         result.flagged = True
         return result
-
 
 
 def _write(ctx: Context, pages: dict[str, Page], entries: list[RawEntry], items: list[Any], stamp: str) -> list[str]:
