@@ -308,12 +308,13 @@ def _raw_row(e: RawEntry, compiled: bool) -> tuple[Any, ...]:
             e.quarantined, int(compiled), content_hash(body))
 
 
-def _insert_turns(db: sqlite3.Connection, rows: list[tuple[Any, ...]], fresh: bool = False) -> None:
+def _insert_turns(db: sqlite3.Connection, rows: list[tuple[Any, ...]], new_ids: bool = False) -> None:
     """Insert turn rows (a row already there only gains ``compiled``), link the users' turns around
     them, and add the new ones to ``raw_fts`` with their final context: each is indexed once, by a
     plain statement (see ``index.schema``). Reads and writes run in the caller's transaction, so
-    another process's turns are either all seen or not yet written."""
-    present = {} if fresh else _stored(db, [r[0] for r in rows])
+    another process's turns are either all seen or not yet written. ``new_ids``: no row can hold
+    these ids yet (add()'s), so the lookup of stored rows is skipped."""
+    present = {} if new_ids else _stored(db, [r[0] for r in rows])
     db.executemany(_RAW_SQL, rows)
     spans: dict[str, tuple[str, str]] = {}
     fresh: dict[str, str] = {}  # id -> user of the rows inserted now
