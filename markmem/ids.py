@@ -62,7 +62,9 @@ def format_time(dt: datetime) -> str:
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=timezone.utc)
     dt = dt.astimezone(timezone.utc)
-    return f"{dt.year:04d}-" + dt.strftime("%m-%dT%H:%M:%S.%fZ")  # %Y is not zero-padded before 1000
+    # strftime's "%Y-%m-%dT%H:%M:%S.%fZ" (but %Y is not zero-padded before 1000), at half its cost: every add() stamps
+    return (f"{dt.year:04d}-{dt.month:02d}-{dt.day:02d}T{dt.hour:02d}:{dt.minute:02d}:{dt.second:02d}"
+            f".{dt.microsecond:06d}Z")
 
 
 def parse_time(value: object, *, field: str = "time") -> str:

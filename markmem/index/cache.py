@@ -119,21 +119,22 @@ class Cache:
 
     # -- writes ---------------------------------------------------------------------
     def upsert_raw(self, entries: Iterable[RawEntry], compiled: bool = False,
-                   ready: Callable[[], None] | None = None) -> None:
+                   ready: Callable[[], None] | None = None, fresh: bool = False) -> None:
         """Insert turns, relink their neighbours and index them, in one transaction (the caller's,
         if open): in autocommit each row and each neighbour update was a WAL commit of its own.
         ``ready`` is called before the commit (add() waits there for its raw fsync: the rows are
         written meanwhile, and shown only once the raw bytes are on disk); if it raises, nothing
-        is written."""
+        is written. ``fresh``: the caller knows no entry has a row yet (add()'s new ids), so the
+        lookup of stored rows is skipped."""
         rows = [_raw_row(e, compiled) for e in entries]
         db = self.db
         if db.in_transaction:
-            _insert_turns(db, rows)
+            _insert_turns(db, rows, fresh)
             if ready is not None:
                 ready()
             return
         with _Tx(db):
-            _insert_turns(db, rows)
+            _insert_turns(db, rows, fresh)
             if ready is not None:
                 ready()
 
@@ -307,12 +308,13 @@ def _raw_row(e: RawEntry, compiled: bool) -> tuple[Any, ...]:
             e.quarantined, int(compiled), content_hash(body))
 
 
-def _insert_turns(db: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
+def _insert_turns(db: sqlite3.Connection, rows: list[tuple[Any, ...]], new_ids: bool = False) -> None:
     """Insert turn rows (a row already there only gains ``compiled``), link the users' turns around
     them, and add the new ones to ``raw_fts`` with their final context: each is indexed once, by a
     plain statement (see ``index.schema``). Reads and writes run in the caller's transaction, so
-    another process's turns are either all seen or not yet written."""
-    present = _stored(db, [r[0] for r in rows])
+    another process's turns are either all seen or not yet written. ``new_ids``: no row can hold
+    these ids yet (add()'s), so the lookup of stored rows is skipped."""
+    present = {} if new_ids else _stored(db, [r[0] for r in rows])
     db.executemany(_RAW_SQL, rows)
     spans: dict[str, tuple[str, str]] = {}
     fresh: dict[str, str] = {}  # id -> user of the rows inserted now
@@ -325,7 +327,10 @@ def _insert_turns(db: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
     added: dict[str, int] = {}
     for uid in fresh.values():
         added[uid] = added.get(uid, 0) + 1
-    db.executemany(_ADDED_SQL, list(added.items()))  # user_gen, as a trigger per row counted it
+    if len(added) == 1:  # one user (every add()): one statement, without executemany's setup
+        db.execute(_ADDED_SQL, next(iter(added.items())))
+    else:
+        db.executemany(_ADDED_SQL, list(added.items()))  # user_gen, as a trigger per row counted it
     left = list(fresh.keys() - link_turns(db, spans, fresh.keys()))  # it indexes the turns it links
     for i in range(0, len(left), 500):  # quarantined turns: indexed, nobody's neighbours
         ids = left[i:i + 500]

@@ -173,9 +173,9 @@ class SplitCache(Cache):
 
     # -- writes, dispatched by user -------------------------------------------------------
     def upsert_raw(self, entries: Iterable[RawEntry], compiled: bool = False,
-                   ready: Callable[[], None] | None = None) -> None:
+                   ready: Callable[[], None] | None = None, fresh: bool = False) -> None:
         for uid, group in _by(entries, lambda e: e.user_id):
-            Cache.upsert_raw(self._writable(uid), group, compiled, ready)
+            Cache.upsert_raw(self._writable(uid), group, compiled, ready, fresh)
 
     def bulk_raw(self, entries: Iterable[RawEntry], compiled: bool) -> None:
         for uid, group in _by(entries, lambda e: e.user_id):

@@ -45,7 +45,7 @@ def accept(
     ``edit.update`` alone: the held edit's target, kept under the metadata key callers may not use."""
     entries, result = prepare(ctx, messages, user_id, agent_id=agent_id, run_id=run_id, metadata=metadata,
                               occurred_at=occurred_at, edit_of=edit_of)
-    store(ctx, entries)
+    store(ctx, entries, fresh=True)  # ids new_raw_id() just made: no cache row can hold them
     return result
 
 
@@ -97,10 +97,11 @@ def prepare(
     )
 
 
-def store(ctx: Context, entries: Sequence[RawEntry]) -> list[RawEntry]:
+def store(ctx: Context, entries: Sequence[RawEntry], *, fresh: bool = False) -> list[RawEntry]:
     """Append gated entries (one user, or several) to raw/ (fsynced), then cache and queue rows.
     One user's (an add()): the fsync runs in a helper thread while the cache rows are inserted and
-    linked; the cache transaction commits, and the queue row is written, only after it is done."""
+    linked; the cache transaction commits, and the queue row is written, only after it is done.
+    ``fresh``: ids just made (add()), so the cache need not look for rows already holding them."""
     if not entries:
         return []
     with ctx.append_lock.held():
@@ -119,7 +120,8 @@ def store(ctx: Context, entries: Sequence[RawEntry]) -> list[RawEntry]:
         # The cache row goes in before the queue row: a worker that compiles the entry the
         # moment it is queued must find the row to mark compiled (read-your-writes, too).
         try:
-            ctx.cache.upsert_raw(out, ready=None if flush is None else flush.wait)  # commits after the fsync
+            ctx.cache.upsert_raw(out, ready=None if flush is None else flush.wait,  # commits after the fsync
+                                 fresh=fresh)
         finally:
             if flush is not None:
                 flush.wait()  # at once if upsert_raw waited; else (it raised first) closes the descriptors
@@ -289,13 +291,13 @@ def _extract(ctx: Context, entries: list[RawEntry]) -> Extraction:
     try:
         return ctx.extractor.extract(todo)
     except Exception as exc:  # an adapter bug must not stall the queue: fall back, flag, go on
-        log.warning("extractor %s failed (%s); using the heuristic extractor", ctx.extractor.name, type(exc).__name__)
+        log.warning("extractor %s failed (%s); using the heuristic extractor", ctx.extractor.name,
+                    type(exc).__name__, exc_info=exc)  # the traceback: the fallback hides the bug otherwise
         from .extract import HeuristicExtractor
 
         result = HeuristicExtractor().extract(todo)
         result.flagged = True
         return result
-
 
 
 def _write(ctx: Context, pages: dict[str, Page], entries: list[RawEntry], items: list[Any], stamp: str) -> list[str]:
