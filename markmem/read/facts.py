@@ -95,19 +95,24 @@ def rerank(cache: Cache, user_id: str, ranked: list[Cand], query: str = "",
     if drop:  # "where does the user's wife work?": the wife's facts before the user's own
         named = [c for c in out if c.kind == "claim" and whose.names(asked, c.row.get("subject"), user_id)]
         out = named + [c for c in out if c not in named]
-    return _unmarked_first(out, SWAP_WITHIN) + past + late
+    return _unmarked_first(out, SWAP_WITHIN, asking=drop and not asked_back) + past + late
 
 
-def _unmarked_first(out: list[Cand], within: int | None = None) -> list[Cand]:
+def _unmarked_first(out: list[Cand], within: int | None = None, asking: bool = False) -> list[Cand]:
     """What was said and has since changed, or is not yet true, is never the first answer: when the
     first candidate is such a marked turn, the next claim or unmarked statement (not a question, a
     hypothetical, the assistant's turn or chit-chat) among the first ``within`` (all: None) goes
-    first; the rest keep their order."""
-    if not out or out[0].kind != "turn" or not (out[0].row.get("valid_until") or out[0].row.get("starts")):
+    first; the rest keep their order. ``asking`` (a current search asking about the user's facts, not
+    about what the assistant said; a bare "Brussels" keeps the turn naming it first): a first turn that states nothing (a question, a hypothetical, the assistant's turn: "need a
+    name for my puppy, any ideas?") gives its place the same way to a statement of the first five."""
+    if not out or (out[0].kind != "turn" and not (asking and out[0].row.get("valid_until"))):
+        return out  # a claim first: only one the user's later words ended (``read.ended``) gives way
+    if not (out[0].row.get("valid_until") or out[0].row.get("starts") or (asking and kinds.states_nothing(out[0]))):
         return out
     head = out[:within] if within else out
-    pick = next((c for c in head if c.kind == "claim" or not (
-        c.row.get("valid_until") or c.row.get("starts") or kinds.not_a_statement(c)
+    says = kinds.states_nothing if asking else kinds.not_a_statement
+    pick = next((c for c in head if (c.kind == "claim" and not (asking and c.row.get("valid_until"))) or not (
+        c.row.get("valid_until") or c.row.get("starts") or says(c)
         or low_content(str(c.row.get("content") or "")))), None)
     return out if pick is None else [pick, *(c for c in out if c is not pick)]
 

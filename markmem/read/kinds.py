@@ -51,3 +51,18 @@ def lexical(c: Cand) -> bool:
     return any(lane in c.ranks for lane in ("turns", "claims", "exact")) or not c.ranks
 
 
+
+
+_ASKS = re.compile(r"\?|^\W*(?:what|which|where|who|when|how|why)\b(?:\W+\w+){0,2}?\W+"
+                   r"(?:should|shall|can|could|would|will|do|does|did|is|are|am)\b", re.IGNORECASE)
+_PLANS = re.compile(r"^\W*(?:(?:i'?m|we'?re|im|been)\s+)?(?:thinking (?:about|of)|considering|wondering|"
+                    r"not sure (?:if|whether|which|where|what)|"
+                    r"need (?:a|an|some) (?:\w+ ){0,3}(?:ideas?|advice|help))\b", re.IGNORECASE)
+
+
+def states_nothing(c: Cand) -> bool:
+    """``not_a_statement``, or a user's turn that asks or weighs rather than states, without the
+    stored question flag: "which bank should i switch to", "is zurich expensive to live in? asking bc
+    i might move there", "thinking about where to move for the new job"."""
+    text = str(c.row.get("content") or "")
+    return not_a_statement(c) or bool(_ASKS.search(text) or _PLANS.match(text))
