@@ -103,8 +103,10 @@ def _unmarked_first(out: list[Cand], within: int | None = None, asking: bool = F
     first candidate is such a marked turn, the next claim or unmarked statement (not a question, a
     hypothetical, the assistant's turn or chit-chat) among the first ``within`` (all: None) goes
     first; the rest keep their order. ``asking`` (a current search asking about the user's facts, not
-    about what the assistant said; a bare "Brussels" keeps the turn naming it first): a first turn that states nothing (a question, a hypothetical, the assistant's turn: "need a
-    name for my puppy, any ideas?") gives its place the same way to a statement of the first five."""
+    about what the assistant said; a bare "Brussels" keeps the turn naming it first): a first turn
+    that states nothing (a question, a hypothetical, the assistant's turn: "need a name for my puppy,
+    any ideas?"), or a claim the user's later words ended (``read.ended``), gives its place the same
+    way to a statement of the first five."""
     if not out or (out[0].kind != "turn" and not (asking and out[0].row.get("valid_until"))):
         return out  # a claim first: only one the user's later words ended (``read.ended``) gives way
     if not (out[0].row.get("valid_until") or out[0].row.get("starts") or (asking and kinds.states_nothing(out[0]))):

@@ -57,7 +57,7 @@ _ASKS = re.compile(r"\?|^\W*(?:what|which|where|who|when|how|why)\b(?:\W+\w+){0,
                    r"(?:should|shall|can|could|would|will|do|does|did|is|are|am)\b", re.IGNORECASE)
 _PLANS = re.compile(r"^\W*(?:(?:i'?m|we'?re|im|been)\s+)?(?:thinking (?:about|of)|considering|wondering|"
                     r"not sure (?:if|whether|which|where|what)|"
-                    r"need (?:a|an|some) (?:\w+ ){0,3}(?:ideas?|advice|help))\b", re.IGNORECASE)
+                    r"need (?:a|an|some)\b[\w\s,']{0,40}?\b(?:ideas?|advice|help|suggestions?))\b", re.IGNORECASE)
 
 
 def states_nothing(c: Cand) -> bool:
