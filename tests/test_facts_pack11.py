@@ -110,6 +110,7 @@ def test_a_value_that_began_after_the_ending_is_not_ended() -> None:
     ("user", "opened a Chase account yesterday", False),
     ("user", "when i was a kid we lived in Leeds", False),
     ("user", "what i love about Porto is the river", False),
+    ("user", "Alex: just back from the office, you know? I think falafel is great.", False),
 ])
 def test_what_states_nothing(role: str, text: str, nothing: bool) -> None:
     c = Cand("turn", "r-1", {"role": role, "content": text})

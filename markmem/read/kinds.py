@@ -53,7 +53,8 @@ def lexical(c: Cand) -> bool:
 
 
 
-_ASKS = re.compile(r"\?|^\W*(?:what|which|where|who|when|how|why)\b(?:\W+\w+){0,2}?\W+"
+_ASKS = re.compile(r"\?\W*$|\?[^.!?]{0,40}\b(?:asking|might|maybe|thinking|considering|wondering)\b[^.!?]*$|"
+                   r"^\W*(?:what|which|where|who|when|how|why)\b(?:\W+\w+){0,2}?\W+"
                    r"(?:should|shall|can|could|would|will|do|does|did|is|are|am)\b", re.IGNORECASE)
 _PLANS = re.compile(r"^\W*(?:(?:i'?m|we'?re|im|been)\s+)?(?:thinking (?:about|of)|considering|wondering|"
                     r"not sure (?:if|whether|which|where|what)|"

@@ -59,7 +59,7 @@ def topical(cache: Cache, user_id: str, ranked: list[Cand], stale: dict[str, Any
     and not naming its value: that fact replaced what they said (``echo.newer_on_topic``)."""
     now = echo.state(ledger, at, book)
     turns = [c for c in ranked if c.kind == "turn" and c.id not in stale and c.id not in echoed
-             and c.id not in now.cited and not c.row.get("question") and c.row.get("valid_at")]
+             and c.id not in now.cited and c.row.get("valid_at")]
     if not turns:
         return {}
     facts = echo.one_valued(ledger, _predicates(cache, user_id, book), user_id, at)
