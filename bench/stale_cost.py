@@ -2,7 +2,7 @@
 
 Opens a repo that ``bench/search_latency.py --root DIR`` built (``DIR/n10000``), warms it, then times the
 same query mix with the steps on and off in alternating rounds (cpu p50 per search), and the CPU time spent
-inside the steps themselves (``ended.marks``, ``facts._about_another``, ``facts._suggestion``,
+inside the steps themselves (``ended.marks``, ``whose.about_another``, ``kinds.suggestion``,
 ``facts._unmarked_first``) per search.
 
     PYTHONPATH=. python bench/stale_cost.py --repo DIR/n10000 [--queries 300] [--rounds 4]

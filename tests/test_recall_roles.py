@@ -49,7 +49,9 @@ def test_the_users_disclosure_ranks_above_the_assistants_wordier_turn(vmem: Memo
     q = "What breed is my dog?"
     now = search(vmem.context, q, "kim", 5, explain=True)
     before = search(vmem.context, q, "kim", 5, explain=True, recipe=replace(DEFAULT, assistant_trust=0.6))
-    assert [h.role for h in before[:2]] == ["assistant", "user"]  # the assistant repeats "breed" and "dog"
+    # the assistant repeats "breed" and "dog": at 0.6 fusion scores it above the user's turn (read/facts then
+    # gives the first place of a question about the user to a statement, so the order alone no longer shows it)
+    assert _by_role(before, "assistant").score > _by_role(before, "user").score
     assert [h.role for h in now[:2]] == ["user", "assistant"]
     assert _by_role(now, "user").score == _by_role(before, "user").score  # the user's turns are untouched
     assert _by_role(now, "assistant").score < _by_role(before, "assistant").score

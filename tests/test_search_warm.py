@@ -13,7 +13,7 @@ import pytest
 
 from markmem import Memory, ids
 from markmem.index import claimbook
-from markmem.read import echo, facts
+from markmem.read import cited, echo, facts
 from markmem.read.fuse import Cand
 
 
@@ -89,8 +89,8 @@ def test_successors_kept_per_window_are_the_walk_at_every_time() -> None:
         for at in times + rng.sample(times, len(times)):
             wanted = {cid: Cand("claim", cid, {}) for cid in rng.sample(sorted(book.by_id), min(n, 6))}
             memo = echo.state(ledger, at, book).__dict__.setdefault("_succ", {})
-            kept = facts._successors(None, "u1", wanted, at, book, memo)  # type: ignore[arg-type]
-            assert kept == facts._successors(None, "u1", wanted, at, book)  # type: ignore[arg-type]
+            kept = cited.successors(None, "u1", wanted, at, book, memo)  # type: ignore[arg-type]
+            assert kept == cited.successors(None, "u1", wanted, at, book)  # type: ignore[arg-type]
 
 
 def _ago(days: int) -> str:

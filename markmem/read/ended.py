@@ -30,14 +30,18 @@ from .fuse import Cand
 
 _CLAUSE = re.compile(r"[,.;!?:()]+|\s(?:but|so|and now|though|then)\s", re.IGNORECASE)
 _AFTER = re.compile(
-    r"\b(?:quit|sold|left(?= (?:the|my|our) )|cancel(?:l?ed)|gave up|given up|stopped|dropped|ditched|no more|"
+    r"\b(?:quit|sold|left(?= (?:the|my|our) )|gave(?= (?:\w+ ){0,3}up\b)|cancel(?:l?ed)|"
+    r"gave up|given up|stopped|dropped|ditched|no more|"
     r"no longer (?:have|own|do|go to|use|take|play|eat|drink)|took me off|came off|got rid of|done with|"
-    r"finished with|moved out of|moved away from|switched from|swapped|traded in)\s+"
+    r"finished with|moved out of|moved away from|switched (?:me |us |him |her )?from|swapped|traded in)\s+"
     r"(?:(?:the|my|our|a|an|that|this|his|her|their)\s+)?", re.IGNORECASE)
 _BEFORE = re.compile(
     r"(?:\s+and i (?:split up|broke up|divorced|separated)|\s+(?:has |have |had )?(?:died|passed away)|"
-    r"(?:\s+(?:is|was|are|were)|['’]s) (?:done|over|a phase|gone|finished)|\s+(?:split up|broke up))\b",
+    r"(?:\s+(?:is|was|are|were)|['’]s) (?:done|over|a phase|gone|finished|dead to me)|\s+(?:split up|broke up)|"
+    r"\s+(?:has |have |had )?(?:shut|closed)(?: down)?|\s+(?:has |have |had )?retired|"
+    r"\s+(?:isn['’]?t|is not|aren['’]?t|are not) (?:my|our) \w+ any ?more)\b",
     re.IGNORECASE)
+_TO = re.compile(r"\s(?:to|for|with|because|bc)\s", re.IGNORECASE)
 _WORD = re.compile(r"[^\W\d_][\w'’-]*", re.UNICODE)
 _STOP = frozenset(
     "the a an my our his her their its your this that these those to for of in on at with from by and or but so "
@@ -66,7 +70,7 @@ def things(text: str) -> frozenset[str]:
     out: set[str] = set()
     for clause in _CLAUSE.split(text):
         for m in _AFTER.finditer(clause):
-            out.update(_content(_WORD.findall(clause[m.end():])[:3]))
+            out.update(_content(_WORD.findall(_TO.split(clause[m.end():], 1)[0])[:3]))  # "from X to Y": X
         for m in _BEFORE.finditer(clause):
             out.update(_content(_WORD.findall(clause[:m.start()])[-2:]))
     return frozenset(out)
@@ -86,15 +90,9 @@ def ended(turns: Mapping[str, tuple[str, str, int, str]], claims: Mapping[str, t
     """Candidate turns (id -> (text, said at, rowid, role)) a later USER turn or a later claim valid now
     (id -> (its clause, valid from)) among the candidates says are over: id -> the id of that later
     turn or claim (the latest). ``cited``: turns a claim valid now cites (never marked); ``held``: the
-    words of the values of claims valid now (never ended)."""
-    keep = set(held)
-    later: dict[str, tuple[str, int, frozenset[str]]] = {}
-    for rid, (text, said, rowid, role) in turns.items():
-        if role == "user" and (gone := things(text) - keep):
-            later[rid] = (said, rowid, gone)
-    for cid, (text, since) in claims.items():
-        if since and (gone := things(text) - keep):
-            later[cid] = (since, -1, gone)  # said at the same time as a turn: not later than it
+    words of the values of claims valid now (never ended), or word -> when the latest such claim began
+    (then a word is kept only from endings said no later than that: "back at uber" after "quit uber")."""
+    later = enders(turns, claims, held)
     if not later:
         return {}
     out: dict[str, str] = {}
@@ -108,6 +106,27 @@ def ended(turns: Mapping[str, tuple[str, str, int, str]], claims: Mapping[str, t
             if rid not in out or later[out[rid]][:2] < (when, order):
                 out[rid] = eid
     return out
+
+
+_Ender = tuple[str, int, frozenset[str]]
+
+
+def enders(turns: Mapping[str, tuple[str, str, int, str]], claims: Mapping[str, tuple[str, str]],
+           held: Iterable[str] | Mapping[str, str]) -> dict[str, _Ender]:
+    """The user's turns and the claims that say something is over: id -> (when, order, the words of
+    what is over, less the words ``held`` keeps)."""
+    def keep(when: str) -> set[str] | frozenset[str]:
+        if isinstance(held, Mapping):
+            return {w for w, since in held.items() if since >= when}
+        return frozenset(held)
+    later: dict[str, _Ender] = {}
+    for rid, (text, said, rowid, role) in turns.items():
+        if role == "user" and (gone := things(text)) and (gone := gone - keep(said)):
+            later[rid] = (said, rowid, gone)
+    for cid, (text, since) in claims.items():
+        if since and (gone := things(text)) and (gone := gone - keep(since)):
+            later[cid] = (since, -1, gone)  # said at the same time as a turn: not later than it
+    return later
 
 
 def held_words(values: Iterable[str]) -> frozenset[str]:
@@ -138,18 +157,57 @@ def marks(cache: Cache, ranked: list[Cand], stale: Mapping[str, Any], echoed: Ma
             not any(things(t) for t, _ in claims.values()):
         return {}
     now = live.view(ledger, at, user_id, book)
-    held: frozenset[str] | None = getattr(now, "_held", None)
+    held: dict[str, str] | None = getattr(now, "_held_since", None)
     if held is None:  # kept on the view: the same while the valid claims are
-        held = held_words(str(r.get("value") or "") for r in ledger if echo.active(r, at))
-        now._held = held  # type: ignore[attr-defined]
-    out: dict[str, Any] = {}
-    for rid, closer in ended(turns, claims, now.cites, held).items():
-        if rid in echoed:
+        held = held_since((str(r.get("value") or ""), str(r.get("valid_from") or "")) for r in ledger
+                          if echo.active(r, at))
+        now._held_since = held  # type: ignore[attr-defined]
+    later = enders(turns, claims, held)
+    wanted = {c.id for c in mine}
+    values = {str(r["id"]): str(r.get("value") or "") for r in ledger if r["id"] in wanted} if later else {}
+    over = _claims_over(mine, values, later, now.cites)
+    out: dict[str, Any] = {cid: _mark(eid, claims, turns, now.cites) for cid, eid in over.items()}
+    cited = {ref for ref, ids in now.cites.items() if any(i not in over for i in ids)}
+    for rid, closer in ended(turns, claims, cited, held).items():
+        if rid not in echoed:
+            out[rid] = _mark(closer, claims, turns, now.cites)
+    return out
+
+
+def _mark(closer: str, claims: Mapping[str, tuple[str, str]], turns: Mapping[str, tuple[str, str, int, str]],
+          cites: Mapping[str, list[str]]) -> dict[str, Any]:
+    if closer in claims:
+        return {"valid_until": claims[closer][1], "superseded_by": closer}
+    return {"valid_until": turns[closer][1], "superseded_by": next(iter(cites.get(closer, ())), None)}
+
+
+def _claims_over(mine: list[Cand], values: Mapping[str, str], later: Mapping[str, _Ender],
+                 cites: Mapping[str, list[str]]) -> dict[str, str]:
+    """The user's claims valid now whose value a later turn or claim among the candidates says is over
+    ("my dentist is dr patel" then "changed dentist, ... dr patel retired"): claim id -> that ender.
+    Only the value's words count (a clause holding several facts is not ended by one of them)."""
+    out: dict[str, str] = {}
+    for c in mine:
+        since = str(c.row.get("valid_from") or "")
+        value = _content(_WORD.findall(values.get(c.id, "")))
+        if not since or not value or c.row.get("valid_until"):
             continue
-        if closer in claims:
-            out[rid] = {"valid_until": claims[closer][1], "superseded_by": closer}
-        else:
-            out[rid] = {"valid_until": turns[closer][1], "superseded_by": next(iter(now.cites.get(closer, ())), None)}
+        for eid, (when, _order, gone) in later.items():
+            if when > since and gone & set(value) and c.id not in cites.get(eid, ()) and eid != c.id:
+                if c.id not in out or later[out[c.id]][0] < when:
+                    out[c.id] = eid
+    return out
+
+
+def held_since(values: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """Word (stemmed) -> when the latest claim valid now holding it in its value began."""
+    out: dict[str, str] = {}
+    for value, since in values:
+        for w in _WORD.findall(value):
+            if out.get(k := _stem(w), "") < since:
+                out[k] = since
+            else:
+                out.setdefault(k, since)
     return out
 
 

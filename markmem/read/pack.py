@@ -90,9 +90,11 @@ def pack(ctx: Context, user_id: str, hits: Sequence[Hit], budget: int, as_of: st
     stale = stale_turns(ctx, user_id, [h.id for h in hits if h.kind == "turn"]) if current else set()
     facts: list[tuple[str, str]] = []
     seen: set[str] = set()
-    relevant = [(h.id, h.text) for h in hits if h.kind == "claim" and not (current and h.valid_until is not None
-                                                                          and h.valid_until <= _now())]
-    standing = [(str(r["id"]), str(r["text"])) for r in standing_claims(ctx, user_id, as_of, known_at)]
+    ended = {h.id for h in hits if h.kind == "claim" and current and h.valid_until is not None
+             and h.valid_until <= _now()}
+    relevant = [(h.id, h.text) for h in hits if h.kind == "claim" and h.id not in ended]
+    standing = [(str(r["id"]), str(r["text"])) for r in standing_claims(ctx, user_id, as_of, known_at)
+                if str(r["id"]) not in ended]  # a claim the user's later words ended (``read.ended``)
     for ident, text in relevant + standing:  # the question's facts first, then the standing ones
         key = " ".join(text.casefold().split())
         if key in seen:

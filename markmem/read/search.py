@@ -274,9 +274,11 @@ def _turn_hit(row: dict[str, Any], c: Cand, explain: dict[str, Any] | None) -> H
 
 def _claim_hit(row: dict[str, Any], c: Cand, explain: dict[str, Any] | None, raw: dict[str, dict[str, Any]],
                refs: list[str]) -> Hit:
+    # c.row's marks: a claim the user's later words say is over (``read.ended``), as on a turn
+    until = c.row.get("valid_until") or row["valid_until"]
     return Hit(id=row["id"], kind="claim", score=round(c.score, 6), text=row["text"], user_id=row["user_id"],
-               page_id=row["page_id"], valid_from=row["valid_from"], valid_until=row["valid_until"],
-               sources=_sources(refs, raw), explain=explain)
+               page_id=row["page_id"], valid_from=row["valid_from"], valid_until=until,
+               sources=_sources(refs, raw), explain=explain, superseded_by=c.row.get("superseded_by"))
 
 
 def _claim_rows(ctx: Context, ids: list[str], user_id: str) -> dict[str, dict[str, Any]]:

@@ -1,0 +1,127 @@
+"""Turns no claim cites that the ledger still tells about, for ``read.facts``: a turn naming a value
+closed since (``read.echo``), a turn on the topic of a one-valued fact that began after it, and (for
+an ``as_of`` search) a turn telling of a plan not yet true then."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..index import claimbook
+from ..index.cache import Cache
+from . import echo
+from .cited import KEEP_TURNS
+from .fuse import Cand
+from .kinds import low_content
+
+
+def naming_closed(ranked: list[Cand], stale: dict[str, Any], ledger: list[dict[str, Any]], at: str,
+            book: claimbook.Book | None = None) -> dict[str, Any]:
+    """Turns no claim valid at ``at`` cites (nor ended a claim: "I'm not vegan anymore" names the old
+    value because it tells of the change) that name a value closed by ``at`` (``read.echo``)."""
+    now = echo.state(ledger, at, book)
+    texts = {c.id: str(c.row.get("content") or "") for c in ranked
+             if c.kind == "turn" and c.id not in stale and c.id not in now.cited}
+    if not texts or not now.closed:
+        return {}
+    names = now.subjects | {str(c.row.get("speaker") or "") for c in ranked} | \
+        {t.split(":", 1)[0] for t in texts.values() if 0 < t.find(":") < 40}  # a transcript's "Caroline: ..."
+    closed, firsts, seen = _closed_without(now, frozenset(names))
+    new = {rid: t for rid, t in texts.items() if rid not in seen}
+    if new:
+        found = echo.echoes(new, closed, firsts)
+        if len(seen) + len(new) > KEEP_TURNS:
+            seen.clear()
+        seen.update({rid: found.get(rid) for rid in new})
+    return {rid: row for rid in texts if (row := seen.get(rid)) is not None}
+
+
+_Without = tuple[dict[str, Any], dict[str, list[str]], dict[str, Any]]
+
+
+def _closed_without(now: echo.State, names: frozenset[str]) -> _Without:
+    """``echo.without(now.closed, names)``, its ``echo.first_words`` and the turns' answers (turn id ->
+    the closed claim it names, or None), kept on the state (a state kept on the claim book lives as
+    long as its window and the book; a turn's text does not change under the book's stamp)."""
+    kept: dict[frozenset[str], _Without] = now.__dict__.setdefault("_without", {})
+    got = kept.get(names)
+    if got is None:
+        closed = echo.without(now.closed, names)
+        got = (closed, echo.first_words(closed), {})
+        if len(kept) >= 64:
+            kept.clear()
+        kept[names] = got
+    return got
+
+
+def topical(cache: Cache, user_id: str, ranked: list[Cand], stale: dict[str, Any], echoed: dict[str, Any],
+             ledger: list[dict[str, Any]], at: str, book: claimbook.Book | None) -> dict[str, Any]:
+    """Turns no claim cites, said before a one-valued fact the user holds at ``at`` began, on its topic
+    and not naming its value: that fact replaced what they said (``echo.newer_on_topic``)."""
+    now = echo.state(ledger, at, book)
+    turns = [c for c in ranked if c.kind == "turn" and c.id not in stale and c.id not in echoed
+             and c.id not in now.cited and c.row.get("valid_at")]
+    if not turns:
+        return {}
+    facts = echo.one_valued(ledger, _predicates(cache, user_id, book), user_id, at)
+    if not facts:
+        return {}
+    said = {c.id: (str(c.row.get("content") or ""), str(c.row["valid_at"]), int(c.row.get("rowid") or 0))
+            for c in turns if not low_content(str(c.row.get("content") or ""))}
+    rowids = {c.id: int(c.row.get("rowid") or 0) for c in ranked if c.kind == "turn"}
+    return echo.newer_on_topic(said, facts, rowids)
+
+
+def _predicates(cache: Cache, user_id: str, book: claimbook.Book | None) -> dict[str, str]:
+    """Claim id -> predicate of the user's live claims (kept on the claim book while it is unchanged)."""
+    kept: dict[str, str] | None = getattr(book, "_echo_preds", None)
+    if kept is not None:
+        return kept
+    rows = cache.user(user_id).rows("SELECT id, predicate FROM claims WHERE user_id = ? AND archived = 0", [user_id])
+    got = {str(r["id"]): str(r["predicate"] or "") for r in rows}
+    if book is not None:
+        book._echo_preds = got  # type: ignore[attr-defined]
+    return got
+
+
+def planned(cache: Cache, user_id: str, ranked: list[Cand], ledger: list[dict[str, Any]], at: str) -> dict[str, str]:
+    """Turn id -> when its facts start, for the turns every claim citing them starts after ``at``."""
+    wanted = {c.id for c in ranked if c.kind == "turn"}
+    starts: dict[str, list[str]] = {}
+    for r in ledger:
+        for ref in r["_refs"]:
+            if ref in wanted:
+                starts.setdefault(ref, []).append(str(r["valid_from"] or ""))
+    out = {rid: min(s) for rid, s in starts.items() if all(x > at for x in s)}
+    later = {t: r for r in ledger if str(r["valid_from"] or "") > at for t in r["_terms"]}
+    if later:  # "Good luck at Cedar Clinic!": a turn that only names a planned value
+        held = {t for r in ledger if echo.active(r, at) for t in r["_terms"]}
+        said = {c.id: str(c.row.get("valid_at") or "") for c in ranked
+                if c.kind == "turn" and c.id not in starts and c.id not in out}
+        planned_at = _stated(cache, user_id, [r for t, r in later.items() if t not in held])
+        texts = {c.id: str(c.row.get("content") or "") for c in ranked if c.id in said}
+        for rid, row in echo.echoes(texts, {t: {**r, "valid_until": r["valid_from"]} for t, r in later.items()
+                                            if t not in held}).items():
+            stated = planned_at.get(str(row["id"]))
+            if stated is not None and said[rid] >= stated:  # said once the plan was known
+                out[rid] = str(row["valid_from"])
+    return out
+
+
+def _stated(cache: Cache, user_id: str, claims: list[dict[str, Any]]) -> dict[str, str]:
+    """Claim id -> when the plan was first said, for the claims said before they start: a change said
+    when it happened ("Actually I prefer aisle seats now") was never a plan, so a turn naming its
+    value before then (the assistant's own "I prefer aisle seats myself") is not "not yet true"."""
+    refs = sorted({ref for r in claims for ref in r["_refs"]})
+    if not refs:
+        return {}
+    marks = ",".join("?" * len(refs))
+    when = {r["id"]: str(r["valid_at"] or "") for r in cache.user(user_id).rows(
+        f"SELECT id, valid_at FROM raw WHERE id IN ({marks}) AND +user_id = ?", [*refs, user_id])}
+    out = {}
+    for r in claims:
+        first = min((when[ref] for ref in r["_refs"] if ref in when), default=None)
+        if first is not None and first < str(r["valid_from"] or ""):
+            out[str(r["id"])] = first
+    return out
+
+
