@@ -26,6 +26,7 @@ from .clauses import regex_clauses as clauses
 from .extract_change import norm_value, singular, slot_name
 from .extract_fix import aligned
 from .extract_kin import is_member_slot, kin_names, may_name
+from .extract_kind import bare_clause
 from .extract_names import conjoined, member_names
 from .extract_open import read_clause
 from .extract_product import owned, stated
@@ -248,6 +249,8 @@ def facts_in(sentence: str) -> list[Fact]:
             continue
         seen.add(predicate)
         out.append((predicate, value, kind, many, conf))
+    if not out:
+        out = bare_clause(s)  # "I'm a solicitor now", "I'm a social smoker" (extract_kind)
     out = [part for f in out for part in _each(f)]
     schools = {v for p, v, *_ in out if p == "school"}
     if schools:  # "started at Hollins Park Academy" is a school, not an employer
@@ -413,7 +416,8 @@ class HeuristicExtractor:
                 if topical:
                     return topical
         if self.parse is not None and not _refused(c):
-            facts = reslot(keyed(facts, c, self.parse), c) if facts else tied(strip_lead(c), self.parse)
+            facts = reslot(keyed(facts, c, self.parse), c) if facts else tied(strip_lead(c), self.parse, c)
+        facts = _with_kind(facts, c, {r.predicate for r in self.recall.own(entry) if r.subject == who})
         facts = self.recall.unify(entry, who, facts)
         out = []
         for p, v, k, mu, conf, neg in facts:
@@ -492,6 +496,20 @@ def _start_dates(cands: list[Candidate], sentence: str, when: str) -> list[Candi
         return cands
     stamp = format_time(start)
     return [replace(c, valid_from=stamp) if not c.valid_from and not c.negated else c for c in cands]
+
+
+def _with_kind(facts: list[tuple[str, str, str, bool, float, bool]], clause: str,
+               known: set[str]) -> list[tuple[str, str, str, bool, float, bool]]:
+    """ "I'm with Starling now" changes the slot of that kind the user already has: an employer,
+    when the user has told of an employer and of no partner (a value of the type it replaces)."""
+    if "employer" not in known or "partner" in known:
+        return facts
+    return [("employer", v, "profile", False, conf, neg) if p == "partner" and not neg and _with(v, clause)
+            else (p, v, k, mu, conf, neg) for p, v, k, mu, conf, neg in facts]
+
+
+def _with(value: str, clause: str) -> bool:
+    return re.search(rf"\bwith {re.escape(value)}\b", clause) is not None
 
 
 def _refused(clause: str) -> bool:

@@ -202,9 +202,15 @@ def _facts(root: Any) -> list[Open]:
     habit = _habit(root, key)
     if habit:
         return habit
-    if key in _LIGHT and key not in SLOTS:
+    if key in _LIGHT and key not in SLOTS or _moved_other(root):
         return []
     return _facts_of(root, neg=False)
+
+
+def _moved_other(verb: Any) -> bool:
+    """ "we moved him to Oakfield primary": someone or something else moved, not the user."""
+    return lemma(verb.text) in ("move", "relocate", "transfer") and any(
+        c.dep_ in ("dobj", "obj") and c.lower_ not in ("me", "us", "myself", "ourselves") for c in verb.children)
 
 
 _D = r"(?:mon|tues|wednes|thurs|fri|satur|sun)"

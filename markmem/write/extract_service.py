@@ -80,8 +80,9 @@ def _prototypes() -> tuple[Any, list[str], Any] | None:
         return _table["v"]  # type: ignore[no-any-return]
 
 
-def tied(clause: str, parse: Callable[[str], Any]) -> list[Open]:
-    """The service or employer a first-person clause ties the user to, from the parse."""
+def tied(clause: str, parse: Callable[[str], Any], said: str = "") -> list[Open]:
+    """The service or employer a first-person clause ties the user to, from the parse (``said``:
+    the clause before its lead words were stripped, "these days I'm at ...")."""
     if not may_tie(clause):
         return []
     doc = parse(clause)
@@ -95,6 +96,9 @@ def tied(clause: str, parse: Callable[[str], Any]) -> list[Open]:
         name = _name(org)
         if prep.lower_ == "for" and root.tag_ in ("VBP", "VBZ", "VBG") and root.lower_ not in _NOT_WORK:
             return [("employer", name, "profile", False, 0.75, False)]
+        if prep.lower_ == "at" and root.lemma_ == "be" and (_lasting(root) or _NOWADAYS.search(said)):
+            # "these days I'm at Capgemini", "I've been at Aldi since the spring": a standing place of work
+            return [("employer", name, "profile", False, 0.7, False)]
         job = _as_job(root)
         if job and prep.lower_ in ("with", "at", "for"):  # "been with Siemens for 8 years as an electrician"
             return [("employer", name, "profile", False, 0.75, False), ("job", job, "profile", False, 0.75, False)]
@@ -126,6 +130,21 @@ def reslot(facts: list[Open], clause: str) -> list[Open]:
     return out
 
 
+_NOWADAYS = re.compile(r"\b(?:these days|nowadays|currently)\b", re.IGNORECASE)
+_LASTING = frozenset("now nowadays currently since".split())
+
+
+def _lasting(root: Any) -> bool:
+    """A standing state, not a visit: "now", "these days", "since ...", "for years" on the verb."""
+    for c in root.children:
+        if c.lower_ in _LASTING or (c.dep_ == "npadvmod" and c.lower_ == "days"
+                                    and any(d.lower_ == "these" for d in c.children)):
+            return True
+        if c.dep_ == "prep" and c.lower_ == "for" and any(g.lower_ in ("years", "months", "ages") for g in c.subtree):
+            return True
+    return False
+
+
 def _open_value(value: str) -> bool:
     """ "Virgin Media", "with EE", "at Chase": a name, maybe after a preposition."""
     name = re.sub(r"^(?:with|at) ", "", value)
@@ -136,7 +155,8 @@ def _mine(root: Any) -> bool:
     subj = [c for c in root.children if c.dep_ in ("nsubj", "nsubjpass")]
     if subj:
         return subj[0].lower_ in ("i", "we")
-    return root.i == root.sent.start  # a dropped subject: "switched to Three"
+    before = [t for t in root.sent if t.i < root.i]  # no subject: "switched to Three", "been driving for Uber"
+    return all(t.dep_ in ("aux", "auxpass") for t in before)
 
 
 def _as_job(root: Any) -> str:
