@@ -30,7 +30,7 @@ from .extract_kind import bare_clause
 from .extract_names import conjoined, member_names
 from .extract_open import read_clause
 from .extract_product import owned, stated
-from .extract_recall import Recall
+from .extract_recall import CORE, Recall
 from .extract_rules import (
     ASSISTANT_LABELS,
     CLOSERS,
@@ -327,7 +327,9 @@ class HeuristicExtractor:
         subject = _subject(entry)
         found = kin_names(self.parse(text[:600]))
         given = {f[1].casefold().rsplit(" named ", 1)[-1] for f, _clause in found}
-        turn = [c for c in turn if not (is_member_slot(c.predicate) and c.value.casefold() in given)]
+        kinds = {f[1].casefold().split(" named ", 1)[0] for f, _clause in found if " named " in f[1]}
+        turn = [c for c in turn if not (is_member_slot(c.predicate) and c.value.casefold() in given)
+                and not (c.predicate == "pet" and singular(c.value.casefold()) in kinds)]  # "a kitten, Tofu"
         named = {c.value.casefold().rsplit(" named ", 1)[-1] for c in turn
                  if c.predicate in ("pet", "partner") or c.predicate.startswith("relationship")}
         closed = {c.predicate for c in turn if c.negated}  # "my cat Tiger passed away": no new member
@@ -363,7 +365,7 @@ class HeuristicExtractor:
                 who, c = third
                 other = who
                 self.recall.named(entry, who)
-            for cand in self._clause(entry, who, c, text, 0.4 if hedged else None):
+            for cand in self._clause(entry, who, c, text, 0.4 if hedged else None, s):
                 out.append(cand)
                 self.recall.remember(entry, cand)
         out = _start_dates(out, s, entry.when)
@@ -385,7 +387,8 @@ class HeuristicExtractor:
             found.append(cand)
         return found
 
-    def _clause(self, entry: RawEntry, who: str, c: str, text: str, conf_cap: float | None) -> list[Candidate]:
+    def _clause(self, entry: RawEntry, who: str, c: str, text: str, conf_cap: float | None,
+                sentence: str = "") -> list[Candidate]:
         when: dict[str, str] = {}
         sched = scheduled(c, entry.when)
         temp = None if sched else temporary(c, entry.when)
@@ -416,8 +419,10 @@ class HeuristicExtractor:
                 if topical:
                     return topical
         if self.parse is not None and not _refused(c):
-            facts = reslot(keyed(facts, c, self.parse), c) if facts else tied(strip_lead(c), self.parse, c)
-        facts = _with_kind(facts, c, {r.predicate for r in self.recall.own(entry) if r.subject == who})
+            around = sentence.replace(c, " ")  # the rest of the sentence may name the slot: "switched gyms, ..."
+            facts = reslot(keyed(facts, c, self.parse), c) if facts else tied(strip_lead(c), self.parse, c, around)
+        mine = [r.predicate for r in self.recall.own(entry) if r.subject == who and not r.multi]
+        facts = _shortened(_with_kind(facts, c, set(mine)), mine)
         facts = self.recall.unify(entry, who, facts)
         out = []
         for p, v, k, mu, conf, neg in facts:
@@ -506,6 +511,19 @@ def _with_kind(facts: list[tuple[str, str, str, bool, float, bool]], clause: str
         return facts
     return [("employer", v, "profile", False, conf, neg) if p == "partner" and not neg and _with(v, clause)
             else (p, v, k, mu, conf, neg) for p, v, k, mu, conf, neg in facts]
+
+
+def _shortened(facts: list[tuple[str, str, str, bool, float, bool]], known: list[str]
+               ) -> list[tuple[str, str, str, bool, float, bool]]:
+    """ "my go-to is an oat latte" after "my go-to drink is a flat white": an open slot named by the
+    first words of one the user has (one word shorter) is that slot."""
+    out = []
+    for p, v, k, mu, conf, neg in facts:
+        longer = [q for q in known if q.startswith(p + "_") and "_" not in q[len(p) + 1:] and q not in CORE]
+        if not mu and p not in CORE and longer:
+            p = longer[-1]
+        out.append((p, v, k, mu, conf, neg))
+    return out
 
 
 def _with(value: str, clause: str) -> bool:

@@ -120,6 +120,8 @@ RULES: list[Rule] = [
     (_r(rf"^{_WE} {_A}been {_A}(?:living|residing|based) in {_V}{_END}"), "lives_in", "profile", False, 0.85),  # noqa: E501
     (_r(rf"{_WE}(?:'ve| have)? {_A}(?:moved|relocated)(?: back home| back| home| here| over| house| away| up| down| across| out| north| south| east| west)?(?: from (?:(?!\bto\b)[^,;!?])+?)? (?:to|into) {_V}{_END}"), "lives_in", "profile", False, 0.9),  # noqa: E501
     (_r(rf"{_WE}(?:'m| am|'re| are) {_A}based in {_V}{_END}"), "lives_in", "profile", False, 0.85),
+    # "these days I'm up at 5", "I'm usually up by 6:30": being up at a clock time is waking then
+    (_r(rf"{_WE}(?:'m| am|'re| are) {_A}(?:usually |normally |always |often |generally )?up (?P<v>(?:at|by|around|before) \d{{1,2}}(?::\d\d)?(?:\s*[ap]\.?m\.?)?)(?![\w:])"), "routine_wake", "fact", False, 0.8),  # noqa: E501
     # "we've got a little flat in Bologna", "I rent a studio in Leith": the home the user has is where they live
     (_r(rf"^{_WE}(?:'ve| have)? {_A}(?:got|have|own|rent|share|bought) (?:a|an|our|my) (?:[a-z]+ ){{0,2}}?(?:flat|house|place|apartment|home|studio|condo|cottage|bungalow|room) in {_V}{_END}"), "lives_in", "profile", False, 0.8),  # noqa: E501
     # residence by duration, rent or belonging: "we've been in Belfast about a year now", "I'm a Montreal resident"

@@ -80,9 +80,10 @@ def _prototypes() -> tuple[Any, list[str], Any] | None:
         return _table["v"]  # type: ignore[no-any-return]
 
 
-def tied(clause: str, parse: Callable[[str], Any], said: str = "") -> list[Open]:
+def tied(clause: str, parse: Callable[[str], Any], said: str = "", around: str = "") -> list[Open]:
     """The service or employer a first-person clause ties the user to, from the parse (``said``:
-    the clause before its lead words were stripped, "these days I'm at ...")."""
+    the clause before its lead words were stripped, "these days I'm at ..."; ``around``: the rest of
+    its sentence, which may name the service the clause does not: "switched gyms, I go to PureGym now")."""
     if not may_tie(clause):
         return []
     doc = parse(clause)
@@ -91,7 +92,8 @@ def tied(clause: str, parse: Callable[[str], Any], said: str = "") -> list[Open]
         return []
     for prep in [c for c in root.children if c.dep_ == "prep" and c.lower_ in _TIES] + _particle_preps(root):
         org = next((g for g in prep.children if g.dep_ == "pobj" and g.pos_ in ("PROPN", "NUM", "NOUN")), None)
-        if org is None or not (org.text[:1].isupper() or _ORGISH.match(org.text)) or org.i == org.sent.start:
+        if org is None or not (org.text[:1].isupper() or _ORGISH.match(org.text) or _named_noun(org)) \
+                or org.i == org.sent.start:
             continue  # a name: capitalised inside the clause ("switched to Three"), or "giffgaff"-like
         name = _name(org)
         if prep.lower_ == "for" and root.tag_ in ("VBP", "VBZ", "VBG") and root.lower_ not in _NOT_WORK:
@@ -102,10 +104,16 @@ def tied(clause: str, parse: Callable[[str], Any], said: str = "") -> list[Open]
         job = _as_job(root)
         if job and prep.lower_ in ("with", "at", "for"):  # "been with Siemens for 8 years as an electrician"
             return [("employer", name, "profile", False, 0.75, False), ("job", job, "profile", False, 0.75, False)]
-        slot = service_slot(clause)
+        slot = service_slot(clause) or (service_slot(around) if around.strip(" ,.;") else None)
         if slot:
             return [(slot, name, "profile", False, 0.75, False)]
     return []
+
+
+def _named_noun(token: Any) -> bool:
+    """ "the Nuffield gym": a common noun with a capitalised proper name before it."""
+    return token.pos_ == "NOUN" and any(c.dep_ == "compound" and c.pos_ == "PROPN" and c.text[:1].isupper()
+                                        for c in token.lefts)
 
 
 def reslot(facts: list[Open], clause: str) -> list[Open]:
