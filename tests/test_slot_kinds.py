@@ -109,3 +109,30 @@ def test_the_rest_of_the_sentence_names_the_service() -> None:
     first, then = _run("I go to the Nuffield gym", "btw I switched gyms, I go to PureGym now")
     assert first == [("u", "gym", "Nuffield gym", False)]
     assert then == [("u", "gym", "PureGym", False)]
+
+
+@pytest.mark.parametrize("value, is_time", [("March", True), ("Monday nights", True), ("at 7pm", True),
+                                             ("Madrid", False), ("Mr Brightside", False)])
+def test_a_time_is_never_a_place_employer_or_service(value: str, is_time: bool) -> None:
+    from markmem.write.extract_service import is_time_value
+
+    assert is_time_value(value) is is_time
+
+
+def test_a_month_after_left_closes_no_place() -> None:
+    assert _run("I freelance now, left the agency in March")[0] == []
+
+
+def test_a_named_place_after_the_job_is_the_employer() -> None:
+    said = _run("my job is accountant at Deloitte, don't judge")[0]
+    assert ("u", "job", "accountant", False) in said and ("u", "employer", "Deloitte", False) in said
+
+
+def test_a_routine_said_one_word_longer_is_the_same_slot() -> None:
+    first, then = _run("I meal prep on Sunday nights", "switched meal prep to Monday nights, Sundays are for football")
+    assert [p for _s, p, _v, _n in then] == [p for _s, p, _v, _n in first] == ["routine_meal"]
+
+
+def test_shifted_to_a_place_is_a_move_and_a_reason_is_cut_from_a_value() -> None:
+    assert _run("shifted to Bangalore for the new role")[0] == [("u", "lives_in", "Bangalore", False)]
+    assert _run("my shoe size is 42 if you're suggesting trainers")[0] == [("u", "shoe_size", "42", False)]

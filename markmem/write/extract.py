@@ -26,7 +26,7 @@ from .clauses import regex_clauses as clauses
 from .extract_change import norm_value, singular, slot_name
 from .extract_fix import aligned
 from .extract_kin import is_member_slot, kin_names, may_name
-from .extract_kind import bare_clause
+from .extract_kind import bare_clause, kind_of
 from .extract_names import conjoined, member_names
 from .extract_open import read_clause
 from .extract_product import owned, stated
@@ -53,7 +53,7 @@ from .extract_rules import (
     present_needs,
 )
 from .extract_rules import REL as _REL
-from .extract_service import reslot, tied
+from .extract_service import is_time_value, reslot, tied
 from .extract_slotkey import keyed
 from .extract_subject import third_party
 from .extract_time import scheduled, temporary
@@ -97,7 +97,7 @@ _TAILS = {
                       r"from|and|who|which|now)\b).*$", re.IGNORECASE),
     "name": re.compile(rf"\s+(?:{_WHEN}|(?:and|but|from|at|in|for|since|who|which|to|now|lol|haha|again|yesterday|"
                        r"today|last|this|after|because|so)\b).*$", re.IGNORECASE),
-    "text": re.compile(rf"\s+(?:{_WHEN})$", re.IGNORECASE),
+    "text": re.compile(rf"\s+(?:(?:{_WHEN})$|(?:if|because|unless|although|though|whenever) \S.*$)", re.IGNORECASE),
 }
 _KIND = {
     "lives_in": "place", "hometown": "place", "employer": "place", "job": "job", "partner": "name",
@@ -115,6 +115,7 @@ _NOT_VALUES = frozenset("it that this them you there here someone somebody nobod
 _PREFER_SPLIT = re.compile(r"\s+(?:over|to|rather than|instead of|more than|than)\s+", re.IGNORECASE)
 _CONTEXT = re.compile(r"\s+(?:on|for|during|when|while|at|in|if|because|whenever)\s+", re.IGNORECASE)
 _QUALIFIER = re.compile(r"\s+(?:with|of|that|which|who|from|without)\s+", re.IGNORECASE)
+_ARTICLE = re.compile(r"\b(?:a|an)\s+$", re.IGNORECASE)
 _NAMEISH = re.compile(r"^(?:[A-Z<]|[^\W\d_]*[A-Z])")
 _APPOSITIVE = re.compile(r"\s*,\s*([A-Z][\w'-]+(?: [A-Z][\w'-]+)?)(?=\s*(?:[,.;!?]|$))")
 
@@ -199,8 +200,9 @@ def _value(match: re.Match[str], base: str, text: str) -> str | None:
     if not value or len(value) > 120 or value.casefold() in _NOT_VALUES:
         return None
     groups = match.re.groupindex
-    if "bare" in groups and not looks_like_job(value):
-        return None
+    if "bare" in groups and not looks_like_job(value) and not (_ARTICLE.search(text[:match.start("v")])
+                                                              and kind_of(value) == "job"):
+        return None  # an unlisted title after "a"/"an" is a job when model2vec says so ("made me a team lead")
     if base in ("lives_in", "hometown") and not looks_like_place(value):
         return None
     if "iam" in groups and not looks_like_name(value):
@@ -214,6 +216,21 @@ def _value(match: re.Match[str], base: str, text: str) -> str | None:
 def _is_name(value: str, text: str) -> bool:
     """A person: "Jake", "<PERSON>"; lower case only when the whole text is lower case."""
     return len(value.split()) <= 4 and (bool(_NAMEISH.match(value)) or text == text.lower())
+
+
+_AT_NAME = re.compile(r"\s+(?:at|for|with) (?:the )?(?P<v>(?-i:[A-Z])[\w&'.-]*(?: (?-i:[A-Z])[\w&'.-]*){0,3})")
+
+
+def _job_place(clause: str, facts: list[Fact]) -> list[Fact]:
+    """ "my job is accountant at Deloitte": the named place right after the job is the employer."""
+    job = next((f for f in facts if f[0] == "job"), None)
+    if job is None or any(f[0] == "employer" for f in facts):
+        return []
+    at = clause.find(job[1])
+    m = _AT_NAME.match(clause, at + len(job[1])) if at >= 0 else None
+    if m is None or is_time_value(m.group("v")):
+        return []
+    return [("employer", m.group("v"), "profile", False, min(job[4], 0.8))]
 
 
 def _each(fact: Fact) -> list[Fact]:
@@ -251,6 +268,7 @@ def facts_in(sentence: str) -> list[Fact]:
         out.append((predicate, value, kind, many, conf))
     if not out:
         out = bare_clause(s)  # "I'm a solicitor now", "I'm a social smoker" (extract_kind)
+    out += _job_place(s, out)
     out = [part for f in out for part in _each(f)]
     schools = {v for p, v, *_ in out if p == "school"}
     if schools:  # "started at Hollins Park Academy" is a school, not an employer
@@ -515,15 +533,19 @@ def _with_kind(facts: list[tuple[str, str, str, bool, float, bool]], clause: str
 
 def _shortened(facts: list[tuple[str, str, str, bool, float, bool]], known: list[str]
                ) -> list[tuple[str, str, str, bool, float, bool]]:
-    """ "my go-to is an oat latte" after "my go-to drink is a flat white": an open slot named by the
-    first words of one the user has (one word shorter) is that slot."""
+    """ "my go-to is an oat latte" after "my go-to drink is a flat white", "meal prep" after "meal": an
+    open slot whose name is one the user has, one word shorter or longer, is that slot."""
     out = []
     for p, v, k, mu, conf, neg in facts:
-        longer = [q for q in known if q.startswith(p + "_") and "_" not in q[len(p) + 1:] and q not in CORE]
-        if not mu and p not in CORE and longer:
-            p = longer[-1]
+        near = [q for q in known if q not in CORE and _one_word_more(q, p) or _one_word_more(p, q) and q not in CORE]
+        if not mu and p not in CORE and near:
+            p = near[-1]
         out.append((p, v, k, mu, conf, neg))
     return out
+
+
+def _one_word_more(longer: str, shorter: str) -> bool:
+    return longer.startswith(shorter + "_") and "_" not in longer[len(shorter) + 1:]
 
 
 def _with(value: str, clause: str) -> bool:
@@ -561,7 +583,7 @@ def _clause_facts(clause: str) -> list[tuple[str, str, str, bool, float, bool]]:
             return [(p, "", "profile", False, 0.9, True) for p in predicates]
     for pattern, predicates, multi in VALUE_CLOSERS:
         m = pattern.search(c)
-        if m and (value := clean_value(m.group("v"), predicates[0])):
+        if m and (value := clean_value(m.group("v"), predicates[0])) and not is_time_value(value):
             closed = [(p, value, "profile", multi, 0.85, True) for p in predicates]
             rest = c[m.end():].strip(" ,;")  # "left saltbox, i'm sous chef at Ember & Rye now"
             return closed + (_clause_facts(rest) if rest and rest != c else [])

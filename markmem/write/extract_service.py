@@ -131,7 +131,8 @@ def reslot(facts: list[Open], clause: str) -> list[Open]:
         elif p == "hobby" and not neg and (m := _FOR_NAME.search(v)):  # "doing deliveries for DHL"
             out.append(("employer", m.group(1), "profile", False, conf, neg))
             continue
-        elif k == "fact" and p.count("_") <= 2 and _open_value(v) and (slot := service_slot(clause)):
+        elif k == "fact" and p.count("_") <= 2 and _open_value(v) and not is_time_value(v) \
+                and (slot := service_slot(clause)):
             out.append((slot, re.sub(r"^(?:with|at) ", "", v), "profile", False, conf, neg))
             continue
         out.append((p, v, k, mu, conf, neg))
@@ -151,6 +152,17 @@ def _lasting(root: Any) -> bool:
         if c.dep_ == "prep" and c.lower_ == "for" and any(g.lower_ in ("years", "months", "ages") for g in c.subtree):
             return True
     return False
+
+
+_TIME_VALUE = re.compile(r"^(?:(?:on|in|at|from|every|each|next|last|this) )?(?:(?:early|mid|late)[- ])?"
+                         r"(?:(?:mon|tues|wednes|thurs|fri|satur|sun)days?|january|february|march|april|may|june|july|august|september|"
+                         r"october|november|december|spring|summer|autumn|fall|winter|weekends?|mornings?|evenings?|"
+                         r"nights?|\d{1,2}(?::\d\d)?\s*(?:am|pm)?)\b", re.IGNORECASE)
+
+
+def is_time_value(value: str) -> bool:
+    """ "March", "Monday nights", "at 7pm": a time, never a place, an employer or a service's name."""
+    return _TIME_VALUE.match(value.strip()) is not None
 
 
 def _open_value(value: str) -> bool:
