@@ -136,3 +136,15 @@ def test_a_routine_said_one_word_longer_is_the_same_slot() -> None:
 def test_shifted_to_a_place_is_a_move_and_a_reason_is_cut_from_a_value() -> None:
     assert _run("shifted to Bangalore for the new role")[0] == [("u", "lives_in", "Bangalore", False)]
     assert _run("my shoe size is 42 if you're suggesting trainers")[0] == [("u", "shoe_size", "42", False)]
+
+
+def test_a_hedge_holds_its_own_clause_and_those_after_it() -> None:
+    ex = HeuristicExtractor(load_splitter("spacy", "en_core_web_sm")[0])
+    when = "2026-03-01T10:00:00Z"
+
+    def confs(text: str) -> dict[str, float]:
+        entry = RawEntry(id="r", user_id="u", role="user", content=text, recorded_at=when, occurred_at=when)
+        return {c.predicate: c.confidence for c in ex.extract([entry]).candidates}
+
+    assert confs("my star sign is Leo, not that I believe in it")["star_sign"] > 0.5
+    assert confs("I think I live in Leeds now")["lives_in"] <= 0.4

@@ -364,12 +364,16 @@ class HeuristicExtractor:
     def _sentence(self, entry: RawEntry, subject: str, sentence: str,
                   other: str | None) -> tuple[list[Candidate], str | None]:
         s = normalise(sentence)
-        hedged = bool(HEDGE.search(s))
         whole = self.recall.correction(entry, s.strip())  # "wait sorry i said whitmore, hes at Ashgrove"
         if whole is not None:
             return whole, other
         out: list[Candidate] = []
-        for text in _statements(_spliced(self.split(s), self.parse), s.rstrip().endswith("?")):
+        texts = _statements(_spliced(self.split(s), self.parse), s.rstrip().endswith("?"))
+        # a hedge holds its own clause and those after it ("my star sign is Leo, not that I believe in it"
+        # is not hedged); one in no kept clause holds the whole sentence
+        hedged = bool(HEDGE.search(s)) and not any(HEDGE.search(t) for t in texts)
+        for text in texts:
+            hedged = hedged or bool(HEDGE.search(text))
             fixed = self.recall.correction(entry, text)
             if fixed is not None:
                 out.extend(fixed)

@@ -99,7 +99,7 @@ def _prototypes() -> tuple[Any, Any] | None:
 _BARE = re.compile(
     r"^i(?:'m| am|'ve been| have been) (?:(?:now|currently|still|also|just|really|basically|definitely|actually|"
     r"officially) )*(?:a|an) (?P<v>[a-z][\w-]*(?: [a-z][\w-]*){0,3}?)(?=\s*(?:[,;!?.]|$|\b(?:now|these days|"
-    r"by (?:trade|profession)|really|and|but|lol|haha|tbh|anyway|though|at heart|at the moment|mostly)\b))",
+    r"by (?:trade|profession)|really|and|but|lol|haha|tbh|anyway|though|at heart|at the moment|mostly|on|in)\b))",
     re.IGNORECASE)
 _BY_TRADE = re.compile(r"(?:^|,\s*)(?:an? )?(?P<v>[a-z][\w-]*(?: [a-z][\w-]*)?) by (?:trade|profession)\b",
                        re.IGNORECASE)
