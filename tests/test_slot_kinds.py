@@ -148,3 +148,8 @@ def test_a_hedge_holds_its_own_clause_and_those_after_it() -> None:
 
     assert confs("my star sign is Leo, not that I believe in it")["star_sign"] > 0.5
     assert confs("I think I live in Leeds now")["lives_in"] <= 0.4
+
+
+def test_an_open_slot_the_user_has_is_not_taken_by_a_service() -> None:
+    _first, then = _run("my dentist is Dr Okafor", "Dr Okafor retired so my dentist is now Dr Lind")
+    assert ("u", "dentist", "Dr Lind", False) in then

@@ -440,10 +440,11 @@ class HeuristicExtractor:
                 topical = self.recall.topical(entry, who, c, text, when.get("valid_from"))
                 if topical:
                     return topical
+        mine = [r.predicate for r in self.recall.own(entry) if r.subject == who and not r.multi]
         if self.parse is not None and not _refused(c):
             around = sentence.replace(c, " ")  # the rest of the sentence may name the slot: "switched gyms, ..."
-            facts = reslot(keyed(facts, c, self.parse), c) if facts else tied(strip_lead(c), self.parse, c, around)
-        mine = [r.predicate for r in self.recall.own(entry) if r.subject == who and not r.multi]
+            facts = reslot(keyed(facts, c, self.parse), c, set(mine)) if facts else \
+                tied(strip_lead(c), self.parse, c, around)
         facts = _shortened(_with_kind(facts, c, set(mine)), mine)
         facts = self.recall.unify(entry, who, facts)
         out = []

@@ -116,10 +116,11 @@ def _named_noun(token: Any) -> bool:
                                         for c in token.lefts)
 
 
-def reslot(facts: list[Open], clause: str) -> list[Open]:
+def reslot(facts: list[Open], clause: str, known: frozenset[str] | set[str] = frozenset()) -> list[Open]:
     """An open "my <thing> is <Name>" slot that is clearly a service takes the service's name
-    ("our broadband is Virgin Media": internet_provider); a partner "with <Name>" that is a service
-    or not a person's name ("I'm with EE") is no partner."""
+    ("our broadband is Virgin Media": internet_provider), unless the user already has that open slot
+    (``known``: "my dentist is now Dr Lind" after "my dentist is Dr Okafor" stays ``dentist``); a
+    partner "with <Name>" that is a service or not a person's name ("I'm with EE") is no partner."""
     out: list[Open] = []
     for p, v, k, mu, conf, neg in facts:
         if p == "partner" and not neg and re.search(rf"\bwith {re.escape(v)}\b", clause):
@@ -131,7 +132,7 @@ def reslot(facts: list[Open], clause: str) -> list[Open]:
         elif p == "hobby" and not neg and (m := _FOR_NAME.search(v)):  # "doing deliveries for DHL"
             out.append(("employer", m.group(1), "profile", False, conf, neg))
             continue
-        elif k == "fact" and p.count("_") <= 2 and _open_value(v) and not is_time_value(v) \
+        elif k == "fact" and p.count("_") <= 2 and p not in known and _open_value(v) and not is_time_value(v) \
                 and (slot := service_slot(clause)):
             out.append((slot, re.sub(r"^(?:with|at) ", "", v), "profile", False, conf, neg))
             continue
