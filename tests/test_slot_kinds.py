@@ -153,3 +153,7 @@ def test_a_hedge_holds_its_own_clause_and_those_after_it() -> None:
 def test_an_open_slot_the_user_has_is_not_taken_by_a_service() -> None:
     _first, then = _run("my dentist is Dr Okafor", "Dr Okafor retired so my dentist is now Dr Lind")
     assert ("u", "dentist", "Dr Lind", False) in then
+
+
+def test_a_leading_reason_phrase_before_the_subject_is_skipped() -> None:
+    assert _run("Since the new job I get up at 7:30 instead.")[0] == [("u", "routine_wake", "at 7:30", False)]

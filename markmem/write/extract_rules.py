@@ -75,7 +75,8 @@ REL = (
 )
 SINGLE_REL = frozenset({"mother", "mom", "mum", "father", "dad", "boss", "manager", "best friend"})
 PETS = (
-    "dog|cat|puppy|kitten|parrot|bird|rabbit|bunny|hamster|fish|turtle|tortoise|snake|horse|guinea pig|lizard|"
+    "dog|cat|puppy|kitten|parrot|bird|rabbit|bunny|hamster|goldfish|fish|cockatiel|turtle|tortoise|snake|horse|"
+    "guinea pig|lizard|"
     "ferret|gecko|budgie|canary|chicken|goat|pony|rat|mouse|axolotl|labrador|lab|retriever|poodle|corgi|husky|"
     "beagle|spaniel|terrier|collie|dachshund|pug|bulldog|greyhound|whippet|shepherd|chihuahua|doodle|"
     "labradoodle|cockapoo|rottweiler|boxer|tabby|siamese|maine coon"
@@ -327,7 +328,9 @@ QUESTION_START = _r(r"^(?:do|does|did|should|shall|can|could|would|will|is|are|a
 LEAD = _r(
     r"^(?:oh|well|so|also|and|but|btw|by the way|actually|anyway|anyways|yeah|yes|no|ok|okay|hey|hi|hello|"
     r"update|fyi|just so you know|just fyi|for the record|sorry|oops|correction|to be clear|honestly|"
-    r"guess what|good news|big news|news|quick update|as of today|as of now|these days|nowadays|now|ps|p\.s\.)"
+    r"guess what|good news|big news|news|quick update|as of today|as of now|these days|nowadays|now|ps|p\.s\.|"
+    # a leading reason or time phrase before the subject: "since the new job I get up at 7:30"
+    r"(?:since|after|with|because of) (?:the|my|our) (?:[a-z]+ ){0,2}?[a-z]+(?=,? (?:i|we)\b))"
     r"\b[,:!.]?\s*"
 )
 ELLIPTICAL = _r(
