@@ -26,11 +26,11 @@ from .clauses import regex_clauses as clauses
 from .extract_change import norm_value, singular, slot_name
 from .extract_fix import aligned
 from .extract_kin import is_member_slot, kin_names, may_name
-from .extract_kind import bare_clause, kind_of
+from .extract_kind import bare_clause, job_place, kind_of, shortened, with_kind
 from .extract_names import conjoined, member_names
 from .extract_open import read_clause
 from .extract_product import owned, stated
-from .extract_recall import CORE, Recall
+from .extract_recall import Recall
 from .extract_rules import (
     ASSISTANT_LABELS,
     CLOSERS,
@@ -218,21 +218,6 @@ def _is_name(value: str, text: str) -> bool:
     return len(value.split()) <= 4 and (bool(_NAMEISH.match(value)) or text == text.lower())
 
 
-_AT_NAME = re.compile(r"\s+(?:at|for|with) (?:the )?(?P<v>(?-i:[A-Z])[\w&'.-]*(?: (?-i:[A-Z])[\w&'.-]*){0,3})")
-
-
-def _job_place(clause: str, facts: list[Fact]) -> list[Fact]:
-    """ "my job is accountant at Deloitte": the named place right after the job is the employer."""
-    job = next((f for f in facts if f[0] == "job"), None)
-    if job is None or any(f[0] == "employer" for f in facts):
-        return []
-    at = clause.find(job[1])
-    m = _AT_NAME.match(clause, at + len(job[1])) if at >= 0 else None
-    if m is None or is_time_value(m.group("v")):
-        return []
-    return [("employer", m.group("v"), "profile", False, min(job[4], 0.8))]
-
-
 def _each(fact: Fact) -> list[Fact]:
     """A slot of many values gets one fact per value: "netflix and disney+", "english and polish"."""
     predicate, value, kind, multi, conf = fact
@@ -268,7 +253,7 @@ def facts_in(sentence: str) -> list[Fact]:
         out.append((predicate, value, kind, many, conf))
     if not out:
         out = bare_clause(s)  # "I'm a solicitor now", "I'm a social smoker" (extract_kind)
-    out += _job_place(s, out)
+    out += job_place(s, out)
     out = [part for f in out for part in _each(f)]
     schools = {v for p, v, *_ in out if p == "school"}
     if schools:  # "started at Hollins Park Academy" is a school, not an employer
@@ -445,7 +430,7 @@ class HeuristicExtractor:
             around = sentence.replace(c, " ")  # the rest of the sentence may name the slot: "switched gyms, ..."
             facts = reslot(keyed(facts, c, self.parse), c, set(mine)) if facts else \
                 tied(strip_lead(c), self.parse, c, around)
-        facts = _shortened(_with_kind(facts, c, set(mine)), mine)
+        facts = shortened(with_kind(facts, c, set(mine)), mine)
         facts = self.recall.unify(entry, who, facts)
         out = []
         for p, v, k, mu, conf, neg in facts:
@@ -524,37 +509,6 @@ def _start_dates(cands: list[Candidate], sentence: str, when: str) -> list[Candi
         return cands
     stamp = format_time(start)
     return [replace(c, valid_from=stamp) if not c.valid_from and not c.negated else c for c in cands]
-
-
-def _with_kind(facts: list[tuple[str, str, str, bool, float, bool]], clause: str,
-               known: set[str]) -> list[tuple[str, str, str, bool, float, bool]]:
-    """ "I'm with Starling now" changes the slot of that kind the user already has: an employer,
-    when the user has told of an employer and of no partner (a value of the type it replaces)."""
-    if "employer" not in known or "partner" in known:
-        return facts
-    return [("employer", v, "profile", False, conf, neg) if p == "partner" and not neg and _with(v, clause)
-            else (p, v, k, mu, conf, neg) for p, v, k, mu, conf, neg in facts]
-
-
-def _shortened(facts: list[tuple[str, str, str, bool, float, bool]], known: list[str]
-               ) -> list[tuple[str, str, str, bool, float, bool]]:
-    """ "my go-to is an oat latte" after "my go-to drink is a flat white", "meal prep" after "meal": an
-    open slot whose name is one the user has, one word shorter or longer, is that slot."""
-    out = []
-    for p, v, k, mu, conf, neg in facts:
-        near = [q for q in known if q not in CORE and _one_word_more(q, p) or _one_word_more(p, q) and q not in CORE]
-        if not mu and p not in CORE and near:
-            p = near[-1]
-        out.append((p, v, k, mu, conf, neg))
-    return out
-
-
-def _one_word_more(longer: str, shorter: str) -> bool:
-    return longer.startswith(shorter + "_") and "_" not in longer[len(shorter) + 1:]
-
-
-def _with(value: str, clause: str) -> bool:
-    return re.search(rf"\bwith {re.escape(value)}\b", clause) is not None
 
 
 def _refused(clause: str) -> bool:

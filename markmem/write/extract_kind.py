@@ -1,4 +1,6 @@
-"""What a bare "I'm a <noun phrase>" says when the noun is not a known job title.
+"""What kind of slot a clause speaks of when the rules alone cannot tell.
+
+What a bare "I'm a <noun phrase>" says when the noun is not a known job title.
 
 "I'm a solicitor now", "I'm a social smoker", "I'm a night owl": the rules read a job only from a
 curated list of titles and job suffixes, so an unlisted title made no claim, and neither did a
@@ -10,6 +12,10 @@ habit or a trait. Two general readings, no list of phrasings:
   occupation and a habit or trait (prototype words are not from any bench set). A clearly nearer
   occupation is a ``job``; a clearly nearer trait a many-valued ``trait`` ("night owl", "introvert");
   anything unclear makes no claim, as before.
+
+And by what the user has said before (a value of the type it replaces): "I'm with Starling now" is
+an employer when the user told of an employer and of no partner; "my go-to is an oat latte" is the
+user's ``go_to_drink``; the named place right after a job is its employer.
 """
 
 from __future__ import annotations
@@ -19,6 +25,10 @@ import threading
 from typing import Any
 
 from .extract_open import SLOTS, lemma
+from .extract_recall import CORE
+from .extract_service import is_time_value
+
+Fact5 = tuple[str, str, str, bool, float]  # (predicate, value, type, multi, confidence)
 
 PROTOTYPES = {
     "job": "an occupation or profession someone is paid for: engineer, teacher, lawyer, plumber, cashier, "
@@ -115,3 +125,52 @@ def bare_clause(clause: str) -> list[tuple[str, str, str, bool, float]]:
         return []
     fact = bare_fact(m.group("v"))
     return [fact] if fact else []
+
+
+# -- which slot a read value belongs to, by what the user has said before -------------------------
+
+_AT_NAME = re.compile(r"\s+(?:at|for|with) (?:the )?(?P<v>(?-i:[A-Z])[\w&'.-]*(?: (?-i:[A-Z])[\w&'.-]*){0,3})")
+
+
+def job_place(clause: str, facts: list[Fact5]) -> list[Fact5]:
+    """ "my job is accountant at Deloitte": the named place right after the job is the employer."""
+    job = next((f for f in facts if f[0] == "job"), None)
+    if job is None or any(f[0] == "employer" for f in facts):
+        return []
+    at = clause.find(job[1])
+    m = _AT_NAME.match(clause, at + len(job[1])) if at >= 0 else None
+    if m is None or is_time_value(m.group("v")):
+        return []
+    return [("employer", m.group("v"), "profile", False, min(job[4], 0.8))]
+
+
+Open = tuple[str, str, str, bool, float, bool]  # (predicate, value, type, multi, confidence, negated)
+
+
+def with_kind(facts: list[Open], clause: str, known: set[str]) -> list[Open]:
+    """ "I'm with Starling now" changes the slot of that kind the user already has: an employer,
+    when the user has told of an employer and of no partner (a value of the type it replaces)."""
+    if "employer" not in known or "partner" in known:
+        return facts
+    return [("employer", v, "profile", False, conf, neg) if p == "partner" and not neg and _with(v, clause)
+            else (p, v, k, mu, conf, neg) for p, v, k, mu, conf, neg in facts]
+
+
+def shortened(facts: list[Open], known: list[str]) -> list[Open]:
+    """ "my go-to is an oat latte" after "my go-to drink is a flat white", "meal prep" after "meal": an
+    open slot whose name is one the user has, one word shorter or longer, is that slot."""
+    out = []
+    for p, v, k, mu, conf, neg in facts:
+        near = [q for q in known if q not in CORE and _one_word_more(q, p) or _one_word_more(p, q) and q not in CORE]
+        if not mu and p not in CORE and near:
+            p = near[-1]
+        out.append((p, v, k, mu, conf, neg))
+    return out
+
+
+def _one_word_more(longer: str, shorter: str) -> bool:
+    return longer.startswith(shorter + "_") and "_" not in longer[len(shorter) + 1:]
+
+
+def _with(value: str, clause: str) -> bool:
+    return re.search(rf"\bwith {re.escape(value)}\b", clause) is not None
