@@ -26,6 +26,7 @@ from .clauses import regex_clauses as clauses
 from .extract_change import norm_value, singular, slot_name
 from .extract_fix import aligned
 from .extract_kin import is_member_slot, kin_names, may_name
+from .extract_kind import bare_clause, job_place, kind_of, shortened, with_kind
 from .extract_names import conjoined, member_names
 from .extract_open import read_clause
 from .extract_product import owned, stated
@@ -52,7 +53,7 @@ from .extract_rules import (
     present_needs,
 )
 from .extract_rules import REL as _REL
-from .extract_service import reslot, tied
+from .extract_service import is_time_value, reslot, tied
 from .extract_slotkey import keyed
 from .extract_subject import third_party
 from .extract_time import scheduled, temporary
@@ -96,7 +97,7 @@ _TAILS = {
                       r"from|and|who|which|now)\b).*$", re.IGNORECASE),
     "name": re.compile(rf"\s+(?:{_WHEN}|(?:and|but|from|at|in|for|since|who|which|to|now|lol|haha|again|yesterday|"
                        r"today|last|this|after|because|so)\b).*$", re.IGNORECASE),
-    "text": re.compile(rf"\s+(?:{_WHEN})$", re.IGNORECASE),
+    "text": re.compile(rf"\s+(?:(?:{_WHEN})$|(?:if|because|unless|although|though|whenever) \S.*$)", re.IGNORECASE),
 }
 _KIND = {
     "lives_in": "place", "hometown": "place", "employer": "place", "job": "job", "partner": "name",
@@ -114,6 +115,7 @@ _NOT_VALUES = frozenset("it that this them you there here someone somebody nobod
 _PREFER_SPLIT = re.compile(r"\s+(?:over|to|rather than|instead of|more than|than)\s+", re.IGNORECASE)
 _CONTEXT = re.compile(r"\s+(?:on|for|during|when|while|at|in|if|because|whenever)\s+", re.IGNORECASE)
 _QUALIFIER = re.compile(r"\s+(?:with|of|that|which|who|from|without)\s+", re.IGNORECASE)
+_ARTICLE = re.compile(r"\b(?:a|an)\s+$", re.IGNORECASE)
 _NAMEISH = re.compile(r"^(?:[A-Z<]|[^\W\d_]*[A-Z])")
 _APPOSITIVE = re.compile(r"\s*,\s*([A-Z][\w'-]+(?: [A-Z][\w'-]+)?)(?=\s*(?:[,.;!?]|$))")
 
@@ -198,8 +200,9 @@ def _value(match: re.Match[str], base: str, text: str) -> str | None:
     if not value or len(value) > 120 or value.casefold() in _NOT_VALUES:
         return None
     groups = match.re.groupindex
-    if "bare" in groups and not looks_like_job(value):
-        return None
+    if "bare" in groups and not looks_like_job(value) and not (_ARTICLE.search(text[:match.start("v")])
+                                                              and kind_of(value) == "job"):
+        return None  # an unlisted title after "a"/"an" is a job when model2vec says so ("made me a team lead")
     if base in ("lives_in", "hometown") and not looks_like_place(value):
         return None
     if "iam" in groups and not looks_like_name(value):
@@ -248,6 +251,9 @@ def facts_in(sentence: str) -> list[Fact]:
             continue
         seen.add(predicate)
         out.append((predicate, value, kind, many, conf))
+    if not out:
+        out = bare_clause(s)  # "I'm a solicitor now", "I'm a social smoker" (extract_kind)
+    out += job_place(s, out)
     out = [part for f in out for part in _each(f)]
     schools = {v for p, v, *_ in out if p == "school"}
     if schools:  # "started at Hollins Park Academy" is a school, not an employer
@@ -324,7 +330,9 @@ class HeuristicExtractor:
         subject = _subject(entry)
         found = kin_names(self.parse(text[:600]))
         given = {f[1].casefold().rsplit(" named ", 1)[-1] for f, _clause in found}
-        turn = [c for c in turn if not (is_member_slot(c.predicate) and c.value.casefold() in given)]
+        kinds = {f[1].casefold().split(" named ", 1)[0] for f, _clause in found if " named " in f[1]}
+        turn = [c for c in turn if not (is_member_slot(c.predicate) and c.value.casefold() in given)
+                and not (c.predicate == "pet" and singular(c.value.casefold()) in kinds)]  # "a kitten, Tofu"
         named = {c.value.casefold().rsplit(" named ", 1)[-1] for c in turn
                  if c.predicate in ("pet", "partner") or c.predicate.startswith("relationship")}
         closed = {c.predicate for c in turn if c.negated}  # "my cat Tiger passed away": no new member
@@ -341,12 +349,16 @@ class HeuristicExtractor:
     def _sentence(self, entry: RawEntry, subject: str, sentence: str,
                   other: str | None) -> tuple[list[Candidate], str | None]:
         s = normalise(sentence)
-        hedged = bool(HEDGE.search(s))
         whole = self.recall.correction(entry, s.strip())  # "wait sorry i said whitmore, hes at Ashgrove"
         if whole is not None:
             return whole, other
         out: list[Candidate] = []
-        for text in _statements(_spliced(self.split(s), self.parse), s.rstrip().endswith("?")):
+        texts = _statements(_spliced(self.split(s), self.parse), s.rstrip().endswith("?"))
+        # a hedge holds its own clause and those after it ("my star sign is Leo, not that I believe in it"
+        # is not hedged); one in no kept clause holds the whole sentence
+        hedged = bool(HEDGE.search(s)) and not any(HEDGE.search(t) for t in texts)
+        for text in texts:
+            hedged = hedged or bool(HEDGE.search(text))
             fixed = self.recall.correction(entry, text)
             if fixed is not None:
                 out.extend(fixed)
@@ -360,7 +372,7 @@ class HeuristicExtractor:
                 who, c = third
                 other = who
                 self.recall.named(entry, who)
-            for cand in self._clause(entry, who, c, text, 0.4 if hedged else None):
+            for cand in self._clause(entry, who, c, text, 0.4 if hedged else None, s):
                 out.append(cand)
                 self.recall.remember(entry, cand)
         out = _start_dates(out, s, entry.when)
@@ -382,7 +394,8 @@ class HeuristicExtractor:
             found.append(cand)
         return found
 
-    def _clause(self, entry: RawEntry, who: str, c: str, text: str, conf_cap: float | None) -> list[Candidate]:
+    def _clause(self, entry: RawEntry, who: str, c: str, text: str, conf_cap: float | None,
+                sentence: str = "") -> list[Candidate]:
         when: dict[str, str] = {}
         sched = scheduled(c, entry.when)
         temp = None if sched else temporary(c, entry.when)
@@ -412,8 +425,12 @@ class HeuristicExtractor:
                 topical = self.recall.topical(entry, who, c, text, when.get("valid_from"))
                 if topical:
                     return topical
+        mine = [r.predicate for r in self.recall.own(entry) if r.subject == who and not r.multi]
         if self.parse is not None and not _refused(c):
-            facts = reslot(keyed(facts, c, self.parse), c) if facts else tied(strip_lead(c), self.parse)
+            around = sentence.replace(c, " ")  # the rest of the sentence may name the slot: "switched gyms, ..."
+            facts = reslot(keyed(facts, c, self.parse), c, set(mine)) if facts else \
+                tied(strip_lead(c), self.parse, c, around)
+        facts = shortened(with_kind(facts, c, set(mine)), mine)
         facts = self.recall.unify(entry, who, facts)
         out = []
         for p, v, k, mu, conf, neg in facts:
@@ -525,7 +542,7 @@ def _clause_facts(clause: str) -> list[tuple[str, str, str, bool, float, bool]]:
             return [(p, "", "profile", False, 0.9, True) for p in predicates]
     for pattern, predicates, multi in VALUE_CLOSERS:
         m = pattern.search(c)
-        if m and (value := clean_value(m.group("v"), predicates[0])):
+        if m and (value := clean_value(m.group("v"), predicates[0])) and not is_time_value(value):
             closed = [(p, value, "profile", multi, 0.85, True) for p in predicates]
             rest = c[m.end():].strip(" ,;")  # "left saltbox, i'm sous chef at Ember & Rye now"
             return closed + (_clause_facts(rest) if rest and rest != c else [])

@@ -71,9 +71,17 @@ def kin_names(doc: Any) -> list[tuple[Open, str]]:
     out: list[tuple[Open, str]] = []
     for token in doc:
         kind = _kind(token)
-        if kind is None or not _held(token) or any(c.lower_ in _FORMER for c in token.children):
+        if kind is None or any(c.lower_ in _FORMER for c in token.children):
             continue
-        names = list(dict.fromkeys(_names(token)))
+        named = _named_by(token)  # "my wife Clare works nights", "we adopted a kitten, Tofu"
+        owned = any(c.dep_ == "poss" for c in token.children)
+        if named is not None and not owned and any(c.dep_ == "poss" for c in named.children):
+            held = any(c.dep_ == "poss" and c.lower_ in _OWNERS for c in named.children)  # "my" on the name
+        else:
+            held = _held(token) if named is None or owned else _held(named)
+        if not held:
+            continue
+        names = [_full(named)] if named is not None else list(dict.fromkeys(_names(token)))
         if not names and kind in _PETS and token.dep_ in ("dobj", "obj") and token.lower_ != kind:
             unnamed: Open = ("pet", token.lower_, "relationship", True, 0.75, False)  # "we keep chickens"
             out.append((unnamed, _clause(token, "")))
@@ -86,6 +94,15 @@ def kin_names(doc: Any) -> list[tuple[Open, str]]:
                 fact = (pred, name, "relationship", slot not in _SINGLE, 0.8, False)
             out.append((fact, _clause(token, name)))
     return out
+
+
+def _named_by(token: Any) -> Any:
+    """The name a kinship or pet noun modifies in the parse ("my wife Clare": wife/compound of Clare,
+    "a kitten, Tofu": kitten/amod of Tofu), else None."""
+    head = token.head
+    if token.dep_ in ("compound", "amod") and head is not token and head.i > token.i and _is_name(head):
+        return head
+    return None
 
 
 _CUT = frozenset({"conj", "advcl", "ccomp", "parataxis", "relcl", "punct", "cc"})

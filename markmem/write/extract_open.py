@@ -43,7 +43,7 @@ _HOBBY: Slot = ("hobby", "preference", True)
 _EMPLOYER: Slot = ("employer", "profile", False)
 SLOTS: dict[str, Slot] = {
     "live_in": _LIVES, "settle_in": _LIVES, "relocate_to": _LIVES, "move_to": _LIVES, "base_in": _LIVES,
-    "call_home": _LIVES, "rent_in": _LIVES, "stay_in": ("staying_in", "fact", False),
+    "call_home": _LIVES, "rent_in": _LIVES, "shift_to": _LIVES, "stay_in": ("staying_in", "fact", False),
     "work_at": _EMPLOYER, "work_for": _EMPLOYER, "teach_at": _EMPLOYER, "start_at": _EMPLOYER, "join": _EMPLOYER,
     "work_as": ("job", "profile", False), "retrain_as": ("job", "profile", False),
     "requalify_as": ("job", "profile", False), "qualify_as": ("job", "profile", False),
@@ -62,7 +62,7 @@ SLOTS: dict[str, Slot] = {
 _ROUTINE = frozenset("swim run jog cycle walk train climb row skate surf hike box dance lift bike".split())
 _CLOSE = frozenset("quit stop give_up cut_out sell cancel leave drop ditch end lose".split())
 _SWAP = frozenset("trade trade_in swap exchange replace switch".split())
-_STATE_PAST = frozenset("move relocate settle join start take_up pick_up sell quit stop give_up cut_out cancel "
+_STATE_PAST = frozenset("move relocate shift settle join start take_up pick_up sell quit stop give_up cut_out cancel "
                         "leave drop ditch trade trade_in swap exchange replace switch retrain requalify qualify "
                         "buy adopt get_around_in".split())
 # verbs that say nothing lasting on their own ("I had a long day", "I think", "I went")
@@ -202,9 +202,15 @@ def _facts(root: Any) -> list[Open]:
     habit = _habit(root, key)
     if habit:
         return habit
-    if key in _LIGHT and key not in SLOTS:
+    if key in _LIGHT and key not in SLOTS or _moved_other(root):
         return []
     return _facts_of(root, neg=False)
+
+
+def _moved_other(verb: Any) -> bool:
+    """ "we moved him to Oakfield primary": someone or something else moved, not the user."""
+    return lemma(verb.text) in ("move", "relocate", "transfer") and any(
+        c.dep_ in ("dobj", "obj") and c.lower_ not in ("me", "us", "myself", "ourselves") for c in verb.children)
 
 
 _D = r"(?:mon|tues|wednes|thurs|fri|satur|sun)"

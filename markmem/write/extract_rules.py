@@ -75,7 +75,8 @@ REL = (
 )
 SINGLE_REL = frozenset({"mother", "mom", "mum", "father", "dad", "boss", "manager", "best friend"})
 PETS = (
-    "dog|cat|puppy|kitten|parrot|bird|rabbit|bunny|hamster|fish|turtle|tortoise|snake|horse|guinea pig|lizard|"
+    "dog|cat|puppy|kitten|parrot|bird|rabbit|bunny|hamster|goldfish|fish|cockatiel|turtle|tortoise|snake|horse|"
+    "guinea pig|lizard|"
     "ferret|gecko|budgie|canary|chicken|goat|pony|rat|mouse|axolotl|labrador|lab|retriever|poodle|corgi|husky|"
     "beagle|spaniel|terrier|collie|dachshund|pug|bulldog|greyhound|whippet|shepherd|chihuahua|doodle|"
     "labradoodle|cockapoo|rottweiler|boxer|tabby|siamese|maine coon"
@@ -91,7 +92,7 @@ LAPTOPS = r"macbook|thinkpad|chromebook|surface|dell xps|xps|framework laptop|ze
 _DAY = r"(?:mon|tues|tue|wed(?:nes)?|thu(?:rs)?|fri|sat(?:ur)?|sun)(?:day)?"
 # "my <k> is ...": things that are not a slot of the user ("my bad", "my guess is", "my point is")
 NOT_SLOTS = (
-    r"(?:bad|guess|point|plan|question|problem|issue|idea|thought|thinking|concern|worry|fear|hope|goal|dream|"
+    r"(?:bad|guess|point|plan|question|problem|issue|idea|thought|thinking|concern|worry|hope|"
     r"wish|excuse|answer|opinion|take|understanding|impression|feeling|head|heart|life|day|week|weekend|"
     r"(?:last|first|final) (?:day|shift|week)[a-z ]*|"
     r"morning|evening|night|back|stomach|throat|leg|arm|knee|mind|brain|god|gosh|pleasure|turn|fault|name|"
@@ -120,6 +121,10 @@ RULES: list[Rule] = [
     (_r(rf"^{_WE} {_A}been {_A}(?:living|residing|based) in {_V}{_END}"), "lives_in", "profile", False, 0.85),  # noqa: E501
     (_r(rf"{_WE}(?:'ve| have)? {_A}(?:moved|relocated)(?: back home| back| home| here| over| house| away| up| down| across| out| north| south| east| west)?(?: from (?:(?!\bto\b)[^,;!?])+?)? (?:to|into) {_V}{_END}"), "lives_in", "profile", False, 0.9),  # noqa: E501
     (_r(rf"{_WE}(?:'m| am|'re| are) {_A}based in {_V}{_END}"), "lives_in", "profile", False, 0.85),
+    # "these days I'm up at 5", "I'm usually up by 6:30": being up at a clock time is waking then
+    (_r(rf"{_WE}(?:'m| am|'re| are) {_A}(?:usually |normally |always |often |generally )?up (?P<v>(?:at|by|around|before) \d{{1,2}}(?::\d\d)?(?:\s*[ap]\.?m\.?)?)(?![\w:])"), "routine_wake", "fact", False, 0.8),  # noqa: E501
+    # "we've got a little flat in Bologna", "I rent a studio in Leith": the home the user has is where they live
+    (_r(rf"^{_WE}(?:'ve| have)? {_A}(?:got|have|own|rent|share|bought) (?:a|an|our|my) (?:[a-z]+ ){{0,2}}?(?:flat|house|place|apartment|home|studio|condo|cottage|bungalow|room) in {_V}{_END}"), "lives_in", "profile", False, 0.8),  # noqa: E501
     # residence by duration, rent or belonging: "we've been in Belfast about a year now", "I'm a Montreal resident"
     (_r(rf"{_WE}(?:'ve| have) {_A}been (?:living |based |settled )?in (?P<v>(?-i:[A-Z])[\w'-]*(?: (?-i:[A-Z])[\w'-]*)?) (?=(?:for|about|nearly|almost|over|since|a year|a month|\d+ (?:years|months)|now)\b)"), "lives_in", "profile", False, 0.8),  # noqa: E501
     (_r(rf"{_WE}(?:'re| are|'m| am|'ve been| have been)? {_A}renting (?:a |our |my |an )?(?:[a-z]+ )?(?:place|flat|house|apartment|room|studio|cottage) in {_V}{_END}"), "lives_in", "profile", False, 0.8),  # noqa: E501
@@ -268,7 +273,7 @@ RULES: list[Rule] = [
     (_r(rf"{_I}(?:'ve| have)? {_A}(?:moved|switched|changed|rescheduled|shifted) (?:my )?(?P<k>[a-z][a-z -]{{1,30}}?)(?: class| classes| lesson| lessons| practice| session| sessions)? to (?P<v>(?:{_DAY}s?|mornings?|evenings?|weekends?)\b[^,;!?.]*?){_END}"), "routine", "fact", False, 0.85),  # noqa: E501
     (_r(rf"{_WE} {_A}(?:usually |always |normally )?(?P<k>work out|exercise|run|swim|cycle|meditate|train|climb|row) (?P<v>(?:(?:every|each|on|most) [^,;!?.]+?|{_DAY}s\b[^,;!?.]*?)){_END}"), "routine", "fact", False, 0.75),  # noqa: E501
     # open slots: "my favourite colour is teal" is above; "my <thing> is <value>"
-    (_r(rf"\b(?:my|our) (?:new |current )?(?!{NOT_SLOTS}(?:'s)? (?:is|are)\b)(?P<k>[a-z][a-z' -]{{1,30}}?)(?: is| are) (?:now |currently |still )?(?!a bit|so |very |really |too |not |being |getting |going )(?P<v>[^,;!?.]{{1,60}}?){_END}"), "slot", "fact", False, 0.7),  # noqa: E501
+    (_r(rf"\b(?:my|our) (?:new |current )?(?!{NOT_SLOTS}(?:'s)? (?:is|are)\b)(?P<k>[a-z][a-z' -]{{1,30}}?)(?: is| are) (?:now |currently |still )?(?!a bit|so |very |really |too |not |being |getting |going |that |if |whether |when |how |what )(?P<v>[^,;!?.]{{1,60}}?){_END}"), "slot", "fact", False, 0.7),  # noqa: E501
     # the same slot said the other way round: "Wet Leg is my favourite band now", "oat cortado is my order
     # these days", "diavola has taken the crown as my favourite pizza", "new goal: a half marathon"
     (_r(rf"^(?P<v>(?!(?:i|we|it|that|this|he|she|they|there|what|which|who|you|mine|one)\b)[^,;!?.]{{1,40}}?) (?:is|are|'s) (?:now |officially |definitely |still )?my (?:new |current )?(?!{NOT_REVERSED}\b)(?P<k>[a-z][a-z' -]{{1,30}}?)(?: now| these days| at the moment| for now| nowadays)?{_END}"), "slot", "fact", False, 0.7),  # noqa: E501
@@ -323,7 +328,9 @@ QUESTION_START = _r(r"^(?:do|does|did|should|shall|can|could|would|will|is|are|a
 LEAD = _r(
     r"^(?:oh|well|so|also|and|but|btw|by the way|actually|anyway|anyways|yeah|yes|no|ok|okay|hey|hi|hello|"
     r"update|fyi|just so you know|just fyi|for the record|sorry|oops|correction|to be clear|honestly|"
-    r"guess what|good news|big news|news|quick update|as of today|as of now|these days|nowadays|now|ps|p\.s\.)"
+    r"guess what|good news|big news|news|quick update|as of today|as of now|these days|nowadays|now|ps|p\.s\.|"
+    # a leading reason or time phrase before the subject: "since the new job I get up at 7:30"
+    r"(?:since|after|with|because of) (?:the|my|our) (?:[a-z]+ ){0,2}?[a-z]+(?=,? (?:i|we)\b))"
     r"\b[,:!.]?\s*"
 )
 ELLIPTICAL = _r(

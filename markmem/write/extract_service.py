@@ -80,8 +80,10 @@ def _prototypes() -> tuple[Any, list[str], Any] | None:
         return _table["v"]  # type: ignore[no-any-return]
 
 
-def tied(clause: str, parse: Callable[[str], Any]) -> list[Open]:
-    """The service or employer a first-person clause ties the user to, from the parse."""
+def tied(clause: str, parse: Callable[[str], Any], said: str = "", around: str = "") -> list[Open]:
+    """The service or employer a first-person clause ties the user to, from the parse (``said``:
+    the clause before its lead words were stripped, "these days I'm at ..."; ``around``: the rest of
+    its sentence, which may name the service the clause does not: "switched gyms, I go to PureGym now")."""
     if not may_tie(clause):
         return []
     doc = parse(clause)
@@ -90,24 +92,35 @@ def tied(clause: str, parse: Callable[[str], Any]) -> list[Open]:
         return []
     for prep in [c for c in root.children if c.dep_ == "prep" and c.lower_ in _TIES] + _particle_preps(root):
         org = next((g for g in prep.children if g.dep_ == "pobj" and g.pos_ in ("PROPN", "NUM", "NOUN")), None)
-        if org is None or not (org.text[:1].isupper() or _ORGISH.match(org.text)) or org.i == org.sent.start:
+        if org is None or not (org.text[:1].isupper() or _ORGISH.match(org.text) or _named_noun(org)) \
+                or org.i == org.sent.start:
             continue  # a name: capitalised inside the clause ("switched to Three"), or "giffgaff"-like
         name = _name(org)
         if prep.lower_ == "for" and root.tag_ in ("VBP", "VBZ", "VBG") and root.lower_ not in _NOT_WORK:
             return [("employer", name, "profile", False, 0.75, False)]
+        if prep.lower_ == "at" and root.lemma_ == "be" and (_lasting(root) or _NOWADAYS.search(said)):
+            # "these days I'm at Capgemini", "I've been at Aldi since the spring": a standing place of work
+            return [("employer", name, "profile", False, 0.7, False)]
         job = _as_job(root)
         if job and prep.lower_ in ("with", "at", "for"):  # "been with Siemens for 8 years as an electrician"
             return [("employer", name, "profile", False, 0.75, False), ("job", job, "profile", False, 0.75, False)]
-        slot = service_slot(clause)
+        slot = service_slot(clause) or (service_slot(around) if around.strip(" ,.;") else None)
         if slot:
             return [(slot, name, "profile", False, 0.75, False)]
     return []
 
 
-def reslot(facts: list[Open], clause: str) -> list[Open]:
+def _named_noun(token: Any) -> bool:
+    """ "the Nuffield gym": a common noun with a capitalised proper name before it."""
+    return token.pos_ == "NOUN" and any(c.dep_ == "compound" and c.pos_ == "PROPN" and c.text[:1].isupper()
+                                        for c in token.lefts)
+
+
+def reslot(facts: list[Open], clause: str, known: frozenset[str] | set[str] = frozenset()) -> list[Open]:
     """An open "my <thing> is <Name>" slot that is clearly a service takes the service's name
-    ("our broadband is Virgin Media": internet_provider); a partner "with <Name>" that is a service
-    or not a person's name ("I'm with EE") is no partner."""
+    ("our broadband is Virgin Media": internet_provider), unless the user already has that open slot
+    (``known``: "my dentist is now Dr Lind" after "my dentist is Dr Okafor" stays ``dentist``); a
+    partner "with <Name>" that is a service or not a person's name ("I'm with EE") is no partner."""
     out: list[Open] = []
     for p, v, k, mu, conf, neg in facts:
         if p == "partner" and not neg and re.search(rf"\bwith {re.escape(v)}\b", clause):
@@ -119,11 +132,38 @@ def reslot(facts: list[Open], clause: str) -> list[Open]:
         elif p == "hobby" and not neg and (m := _FOR_NAME.search(v)):  # "doing deliveries for DHL"
             out.append(("employer", m.group(1), "profile", False, conf, neg))
             continue
-        elif k == "fact" and p.count("_") <= 2 and _open_value(v) and (slot := service_slot(clause)):
+        elif k == "fact" and p.count("_") <= 2 and p not in known and _open_value(v) and not is_time_value(v) \
+                and (slot := service_slot(clause)):
             out.append((slot, re.sub(r"^(?:with|at) ", "", v), "profile", False, conf, neg))
             continue
         out.append((p, v, k, mu, conf, neg))
     return out
+
+
+_NOWADAYS = re.compile(r"\b(?:these days|nowadays|currently)\b", re.IGNORECASE)
+_LASTING = frozenset("now nowadays currently since".split())
+
+
+def _lasting(root: Any) -> bool:
+    """A standing state, not a visit: "now", "these days", "since ...", "for years" on the verb."""
+    for c in root.children:
+        if c.lower_ in _LASTING or (c.dep_ == "npadvmod" and c.lower_ == "days"
+                                    and any(d.lower_ == "these" for d in c.children)):
+            return True
+        if c.dep_ == "prep" and c.lower_ == "for" and any(g.lower_ in ("years", "months", "ages") for g in c.subtree):
+            return True
+    return False
+
+
+_TIME_VALUE = re.compile(r"^(?:(?:on|in|at|from|every|each|next|last|this) )?(?:(?:early|mid|late)[- ])?"
+                         r"(?:(?:mon|tues|wednes|thurs|fri|satur|sun)days?|january|february|march|april|may|june|july|august|september|"
+                         r"october|november|december|spring|summer|autumn|fall|winter|weekends?|mornings?|evenings?|"
+                         r"nights?|\d{1,2}(?::\d\d)?\s*(?:am|pm)?)\b", re.IGNORECASE)
+
+
+def is_time_value(value: str) -> bool:
+    """ "March", "Monday nights", "at 7pm": a time, never a place, an employer or a service's name."""
+    return _TIME_VALUE.match(value.strip()) is not None
 
 
 def _open_value(value: str) -> bool:
@@ -136,7 +176,8 @@ def _mine(root: Any) -> bool:
     subj = [c for c in root.children if c.dep_ in ("nsubj", "nsubjpass")]
     if subj:
         return subj[0].lower_ in ("i", "we")
-    return root.i == root.sent.start  # a dropped subject: "switched to Three"
+    before = [t for t in root.sent if t.i < root.i]  # no subject: "switched to Three", "been driving for Uber"
+    return all(t.dep_ in ("aux", "auxpass") for t in before)
 
 
 def _as_job(root: Any) -> str:
