@@ -58,6 +58,7 @@ _STOP = frozenset("a an the my our his her their to of in on at for with and or 
 _NOT_NAMES = frozenset("i i'm i've i'll i'd mum mom dad monday tuesday wednesday thursday friday saturday sunday "
                        "january february march april may june july august september october november december "
                        "christmas easter ok okay lol omg".split())
+_DAYS = re.compile(r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b", re.IGNORECASE)
 _WORD = re.compile(r"[a-z0-9']+")
 
 
@@ -89,8 +90,9 @@ def ends(entry: RawEntry, doc: Any, facts: Sequence[Any], turn: Sequence[Candida
     have = {(c.subject, c.predicate, c.value.casefold()) for c in turn}
     out: list[Candidate] = []
     for verb in _ending_verbs(doc):
-        scope = verb.subtree
-        words = [t for t in scope]
+        words = list(verb.subtree)
+        if verb.dep_ == "conj" and verb.head.pos_ in ("PROPN", "NOUN", "PRON"):
+            words += list(verb.head.subtree)  # "Marco and I called off ...": the parser hangs the verb on "Marco"
         stems = {_stem(t.text) for t in words}
         text = " ".join(t.text for t in words)
         for f in facts:
@@ -167,15 +169,46 @@ def replacements(entry: RawEntry, doc: Any, facts: Sequence[Any], turn: Sequence
         if target is None:
             continue
         fact, old = target
-        start = None
-        if re.search(r"\b(?:will|'ll|going to|gonna)\b|\bfrom\b|\bstarting\b", sent, re.IGNORECASE):
-            dated = scheduled(sent, entry.when)
-            if dated is None:
-                continue  # an undated plan is no fact yet
-            start = dated[1]
+        ok, start = _start(sent, entry)
+        if not ok:
+            continue  # an undated plan is no fact yet
         value = re.sub(re.escape(old), ent.text, fact.value, flags=re.IGNORECASE)
         return [Candidate(entry.id, fact.subject, fact.predicate, value, sent.strip()[:300], 0.75,
                           type=fact.type, multi=False, valid_from=start)]
+    return _new_day(entry, doc, facts, restated)
+
+
+def _start(sent: str, entry: RawEntry) -> tuple[bool, str | None]:
+    """(may change now or later, the start of a dated plan): an undated plan changes nothing."""
+    if re.search(r"\b(?:will|'ll|going to|gonna)\b|\bfrom\b|\bstarting\b|\bnext\b", sent, re.IGNORECASE):
+        dated = scheduled(sent, entry.when)
+        return (dated is not None, dated[1] if dated else None)
+    return True, None
+
+
+def _new_day(entry: RawEntry, doc: Any, facts: Sequence[Any], restated: set[tuple[str, str]]) -> list[Candidate]:
+    """ "from next month yoga moves to thursdays" after "my yoga class is on mondays": the routine whose
+    words the turn names takes the new weekday in the old one's place."""
+    for sent in doc.sents:
+        text = sent.text
+        days = _DAYS.findall(text)
+        if len(days) != 1 or "?" in text or _HYPOTHETICAL.search(text):
+            continue
+        words = _stems(_DAYS.sub(" ", text))
+        for f in reversed(facts):
+            old = _DAYS.search(f.value)
+            if f.multi or old is None or (f.subject, f.predicate) in restated or \
+                    old.group(0).casefold() == days[0].casefold():
+                continue
+            topic = _stems(f"{f.predicate.replace('routine_', '').replace('_', ' ')} {_DAYS.sub(' ', f.text)}")
+            if not words & topic:
+                continue
+            ok, start = _start(text, entry)
+            if not ok:
+                return []
+            value = f.value[:old.start()] + days[0] + f.value[old.end():]
+            return [Candidate(entry.id, f.subject, f.predicate, value, text.strip()[:300], 0.75, type=f.type,
+                              multi=False, valid_from=start)]
     return []
 
 
@@ -213,7 +246,7 @@ def names(doc: Any) -> list[Any]:
     while i < len(doc):
         if _name_word(doc[i]):
             j = i
-            while j + 1 < len(doc) and _name_word(doc[j + 1]):
+            while j + 1 < len(doc) and _name_word(doc[j + 1], follows=True):
                 j += 1
             out.append(doc[i:j + 1])
             i = j + 1
@@ -222,10 +255,14 @@ def names(doc: Any) -> list[Any]:
     return out
 
 
-def _name_word(t: Any) -> bool:
-    if not t.text[:1].isupper() or t.lower_ in _NOT_NAMES or not t.is_alpha and not t.text[:1].isalpha():
+def _name_word(t: Any, follows: bool = False) -> bool:
+    """A capitalised word ("Monzo"), a product's inner capital ("iPhone"), or a model number after
+    a name ("Pixel 8", "iPhone 11")."""
+    if follows and t.like_num:
+        return True
+    if not any(ch.isupper() for ch in t.text[:2]) or t.lower_ in _NOT_NAMES or not t.text[:1].isalpha():
         return False
-    return not t.is_sent_start or t.pos_ == "PROPN"
+    return not t.is_sent_start or t.pos_ == "PROPN" or not t.text[:1].isupper()
 
 
 def shifted(entry: RawEntry, turn: list[Candidate], facts: Sequence[Any],
