@@ -86,3 +86,21 @@ def test_lemma_without_spacys_lemmatizer(word: str, base: str) -> None:
     splitter, _ = load_splitter("spacy", "en_core_web_sm")
     token = next(t for t in splitter.parse(f"I {word} it") if t.lower_ == word)
     assert lemma(token) == base
+
+
+def test_a_routine_takes_a_new_weekday_from_the_plans_date() -> None:
+    cands = _run(("2026-03-03T10:00:00Z", "my pottery class is on wednesdays"),
+                 ("2026-03-20T10:00:00Z", "from next month pottery moves to fridays, the studio changed hours"))
+    assert [(v, start[:7]) for v, neg, start in _last(cands, "routine_pottery") if start] == [("on fridays", "2026-04")]
+
+
+def test_a_value_a_past_event_gave_starts_at_the_moves_date() -> None:
+    cands = _run(("2025-10-01T10:00:00Z", "we rent a flat in Leith"),
+                 ("2025-11-01T10:00:00Z", "we bought a house in Portobello, moving in february"))
+    assert [(v, (s or "")[:7]) for v, neg, s in _last(cands, "lives_in")] == [("Portobello", "2026-02")]
+
+
+def test_an_ending_naming_the_value_before_its_link_word_closes_it() -> None:
+    cands = _run(("2025-10-10T10:00:00Z", "I'm learning Italian on babbel"),
+                 ("2026-03-10T10:00:00Z", "gave up on italian, too busy"))
+    assert ("Italian on babbel", True, None) in _last(cands, "learning")

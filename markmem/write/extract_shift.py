@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from ..model import Candidate, RawEntry
@@ -59,6 +60,7 @@ _NOT_NAMES = frozenset("i i'm i've i'll i'd mum mom dad monday tuesday wednesday
                        "january february march april may june july august september october november december "
                        "christmas easter ok okay lol omg".split())
 _DAYS = re.compile(r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b", re.IGNORECASE)
+_LINK = re.compile(r"\s+(?:on|at|in|with|for|from|via|through)\s+", re.IGNORECASE)
 _WORD = re.compile(r"[a-z0-9']+")
 
 
@@ -142,7 +144,8 @@ def _done(verb: Any) -> bool:
 
 def _named(fact: Any, stems: set[str]) -> bool:
     value = _stems(fact.value)
-    if value and value <= stems:
+    core = _stems(_LINK.split(fact.value, maxsplit=1)[0])  # "Spanish on duolingo": the value before its link word
+    if (value and value <= stems) or (core and core <= stems and len(core) < len(value)):
         return True
     slot = _stems(fact.predicate.replace("routine_", "").replace("_", " "))
     if fact.predicate.startswith("routine_") and slot and len(slot & stems) * 2 >= len(slot):
@@ -265,10 +268,33 @@ def _name_word(t: Any, follows: bool = False) -> bool:
     return not t.is_sent_start or t.pos_ == "PROPN" or not t.text[:1].isupper()
 
 
+# a comma segment that only dates a move or a start: "..., moving in january", "..., starting in april"
+_DATED_MOVE = re.compile(r"^(?:and |so )?(?:(?:i|we)(?:'m|'re| am| are) )?(?:moving|starting|relocating|joining|"
+                         r"moving in|moving there|starting there)\b", re.IGNORECASE)
+
+
+def dated(entry: RawEntry, turn: list[Candidate], parse: Callable[[str], Any]) -> list[Candidate]:
+    """ "we got the keys to a house in Walthamstow, moving in january": a value a past event gave (got,
+    bought, accepted) holds from the date the next comma segment gives a move or a start, not from now."""
+    out = []
+    for c in turn:
+        segments = [p.strip() for p in re.split(r",\s*|\s+-\s+", c.text)]
+        start = None
+        if not c.negated and c.valid_from is None and c.valid_until is None and len(segments) > 1 and \
+                any(t.tag_ == "VBD" for t in parse(segments[0])):
+            start = next((d[1] for seg in segments[1:] if _DATED_MOVE.match(seg)
+                          for d in [scheduled(seg, entry.when)] if d), None)
+        out.append(replace(c, valid_from=start) if start else c)
+    return out
+
+
 def shifted(entry: RawEntry, turn: list[Candidate], facts: Sequence[Any],
             parse: Callable[[str], Any] | None) -> list[Candidate]:
     """``turn`` plus the ends and replacements of remembered facts this turn states without their wording."""
-    if parse is None or not facts:
+    if parse is None:
+        return turn
+    turn = dated(entry, turn, parse)
+    if not facts:
         return turn
     doc = parse(entry.content[:600])
     return [*turn, *ends(entry, doc, facts, turn), *replacements(entry, doc, facts, turn, parse)]
