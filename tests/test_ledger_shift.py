@@ -104,3 +104,22 @@ def test_an_ending_naming_the_value_before_its_link_word_closes_it() -> None:
     cands = _run(("2025-10-10T10:00:00Z", "I'm learning Italian on babbel"),
                  ("2026-03-10T10:00:00Z", "gave up on italian, too busy"))
     assert ("Italian on babbel", True, None) in _last(cands, "learning")
+
+
+def test_an_ended_state_of_be_closes_the_bond_it_names() -> None:
+    cands = _run(("2025-09-09T10:00:00Z", "my husband is Omar"),
+                 ("2026-05-09T10:00:00Z", "Omar and I are separated now, it was finalised in May"))
+    assert ("Omar", True, None) in _last(cands, "partner")
+
+
+@pytest.mark.parametrize("then", ["Omar and I will be separated if this goes on",
+                                  "Omar is over at his mum's for the weekend"])
+def test_a_plan_or_a_bounded_absence_ends_nothing(then: str) -> None:
+    cands = _run(("2025-09-09T10:00:00Z", "my husband is Omar"), ("2026-05-09T10:00:00Z", then))
+    assert not [c for c in cands if c.raw_id == "r1" and c.negated]
+
+
+def test_a_dated_plan_naming_a_new_name_replaces_from_its_date() -> None:
+    cands = _run(("2026-03-01T10:00:00Z", "I work at Zalando in Berlin"),
+                 ("2026-04-10T10:00:00Z", "handed in my notice. from next month I'll be at Northvolt"))
+    assert [(v, (s or "")[:7]) for v, neg, s in _last(cands, "employer")] == [("Northvolt in Berlin", "2026-05")]

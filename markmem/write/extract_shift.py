@@ -36,7 +36,9 @@ from .extract_time import scheduled, temporary
 
 # verbs that end a state when used (not negated): lemma class
 ENDING = frozenset("stop quit cancel drop ditch leave sell rehome retire resign abandon unsubscribe".split())
-_ENDING_PARTICLE = {("give", "up"), ("call", "off"), ("break", "up"), ("pack", "in")}
+_ENDING_PARTICLE = {("give", "up"), ("call", "off"), ("break", "up"), ("pack", "in"), ("move", "out")}
+# states that say a bond or a thing is over, as the complement of "be": "Tom and I are divorced now"
+ENDED_STATE = frozenset("divorced separated over finished dead".split())
 # verbs that change a value when used: lemma class
 CHANGING = frozenset("switch move jump transfer swap change go join sign upgrade convert replace".split())
 _OVER = re.compile(r"\b(?:any ?more|no longer|now|these days|nowadays|no more|since)\b", re.IGNORECASE)
@@ -52,7 +54,9 @@ _IRREGULAR = {"left": "leave", "sold": "sell", "gave": "give", "given": "give", 
               "swapping": "swap", "stopped": "stop", "stopping": "stop", "dropped": "drop", "dropping": "drop",
               "signed": "sign", "jumped": "jump", "moving": "move", "leaving": "leave", "giving": "give",
               "changing": "change", "retiring": "retire", "rehoming": "rehome", "moved": "move", "changed": "change",
-              "retired": "retire", "rehomed": "rehome", "upgraded": "upgrade", "upgrading": "upgrade"}
+              "retired": "retire", "rehomed": "rehome", "upgraded": "upgrade", "upgrading": "upgrade",
+              "am": "be", "is": "be", "are": "be", "was": "be", "were": "be", "'m": "be", "'s": "be", "'re": "be",
+              "been": "be", "being": "be"}
 _CONTENT = frozenset({"NOUN", "PROPN", "VERB", "ADJ", "NUM"})
 _STOP = frozenset("a an the my our his her their to of in on at for with and or is are be do get have go make "
                   "take every day time part week".split())
@@ -126,9 +130,19 @@ def _ending_verbs(doc: Any) -> list[Any]:
             if not _done(t):
                 continue  # "Dr Adeyemi is retiring", "I'll quit in june": a plan, not an end yet
             verbs.append(t)
+        elif t.lower_ in ENDED_STATE and _ended_state(t) and not _BOUNDED.search(sentence):
+            verbs.append(t if t.pos_ == "VERB" else t.head)
         elif t.lower_ == "more" and t.i > 0 and doc[t.i - 1].lower_ == "no":  # "so no more bass for me"
             verbs.append(t.head if t.head.i != t.i else t)
     return verbs
+
+
+def _ended_state(t: Any) -> bool:
+    """ "are divorced now", "it's over": a state of "be", not negated, not a plan ("will be divorced")."""
+    verb = t if t.pos_ == "VERB" else t.head
+    kids = [*verb.children, *t.children]
+    return any(lemma(c) == "be" for c in [verb, *kids]) and not any(
+        c.dep_ == "neg" or c.lower_ in ("will", "'ll", "if", "when") for c in kids)
 
 
 def _done(verb: Any) -> bool:
@@ -157,7 +171,8 @@ def _named(fact: Any, stems: set[str]) -> bool:
 def replacements(entry: RawEntry, doc: Any, facts: Sequence[Any], turn: Sequence[Candidate],
                  parse: Callable[[str], Any]) -> list[Candidate]:
     """Candidates giving a remembered one-valued fact the turn's new entity of the same type."""
-    if not (_NOW.search(doc.text) or any(lemma(t) in CHANGING for t in doc if t.pos_ == "VERB")):
+    if not (_NOW.search(doc.text) or any(lemma(t) in CHANGING for t in doc if t.pos_ == "VERB")
+            or any(scheduled(sent.text, entry.when) for sent in doc.sents)):  # a dated plan is a change too
         return []
     known = " ".join(f"{f.value} {f.text}" for f in facts).casefold()
     restated = {(c.subject, c.predicate) for c in turn if not c.negated}
