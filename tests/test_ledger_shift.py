@@ -123,3 +123,10 @@ def test_a_dated_plan_naming_a_new_name_replaces_from_its_date() -> None:
     cands = _run(("2026-03-01T10:00:00Z", "I work at Zalando in Berlin"),
                  ("2026-04-10T10:00:00Z", "handed in my notice. from next month I'll be at Northvolt"))
     assert [(v, (s or "")[:7]) for v, neg, s in _last(cands, "employer")] == [("Northvolt in Berlin", "2026-05")]
+
+
+@pytest.mark.parametrize("then", ["my brother Ali just switched to Starling now", "we went hiking with Priya last week",
+                                  "Ahmed from my team just stopped banking with Nationwide"])
+def test_someone_elses_change_or_company_changes_nothing_of_the_users(then: str) -> None:
+    cands = _run(("2025-03-01T10:00:00Z", "my bank is Nationwide"), ("2025-09-01T10:00:00Z", then))
+    assert _last(cands, "bank") == []

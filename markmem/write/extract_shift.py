@@ -40,7 +40,7 @@ _ENDING_PARTICLE = {("give", "up"), ("call", "off"), ("break", "up"), ("pack", "
 # states that say a bond or a thing is over, as the complement of "be": "Tom and I are divorced now"
 ENDED_STATE = frozenset("divorced separated over finished dead".split())
 # verbs that change a value when used: lemma class
-CHANGING = frozenset("switch move jump transfer swap change go join sign upgrade convert replace".split())
+CHANGING = frozenset("switch move jump transfer swap change sign upgrade convert replace".split())
 _OVER = re.compile(r"\b(?:any ?more|no longer|now|these days|nowadays|no more|since)\b", re.IGNORECASE)
 _NOW = re.compile(r"\b(?:now|these days|nowadays|instead|any ?more|from now on)\b", re.IGNORECASE)
 # a stay with an end in sight: not a new lasting value ("in Tokyo right now, back on the 26th")
@@ -64,6 +64,8 @@ _NOT_NAMES = frozenset("i i'm i've i'll i'd mum mom dad monday tuesday wednesday
                        "january february march april may june july august september october november december "
                        "christmas easter ok okay lol omg".split())
 _DAYS = re.compile(r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b", re.IGNORECASE)
+_PEOPLE = frozenset("sister brother mum mom dad mother father wife husband partner son daughter friend boss "
+                     "manager colleague flatmate roommate girlfriend boyfriend kid kids child children".split())
 _LINK = re.compile(r"\s+(?:on|at|in|with|for|from|via|through)\s+", re.IGNORECASE)
 _WORD = re.compile(r"[a-z0-9']+")
 
@@ -101,14 +103,48 @@ def ends(entry: RawEntry, doc: Any, facts: Sequence[Any], turn: Sequence[Candida
             words += list(verb.head.subtree)  # "Marco and I called off ...": the parser hangs the verb on "Marco"
         stems = {_stem(t.text) for t in words}
         text = " ".join(t.text for t in words)
+        actors = _actors(verb)
         for f in facts:
             key = (f.subject, f.predicate, f.value.casefold())
-            if key in have or not _named(f, stems):
+            if key in have or not _named(f, stems) or not _own_end(actors, f):
                 continue
             have.add(key)
             out.append(Candidate(entry.id, f.subject, f.predicate, f.value, text[:300], 0.8, type=f.type,
                                  multi=f.multi, negated=True))
     return out
+
+
+def _actors(verb: Any) -> list[str]:
+    """The subjects of the ending verb, or of the verb it hangs from ("had to stop": none said)."""
+    out: list[str] = []
+    for t in (verb, *verb.ancestors):
+        for c in t.children:
+            if c.dep_ in ("nsubj", "nsubjpass"):
+                out += [w.lower_ for w in (c, *c.conjuncts)]
+        if out or t.dep_ not in ("xcomp", "conj", "aux"):
+            break
+    if verb.dep_ == "conj" and verb.head.pos_ in ("PROPN", "NOUN"):
+        out.append(verb.head.lower_)  # "Marco and I called off ...", misparsed
+    return out
+
+
+def _mine(token: Any) -> bool:
+    """The clause holding ``token`` is the user's: its verb's subject is "I"/"we", "my/our X", or unsaid
+    ("jumped ship to Three"); "my sister Maria moved to Oslo", "we went hiking with Maria" name no
+    new value of the user's (a name after "with" is company, not a value)."""
+    if token.head.lower_ == "with" and token.dep_ == "pobj":
+        return False
+    verb = next((t for t in token.ancestors if t.pos_ in ("VERB", "AUX")), token.head)
+    subjects = [c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")]
+    return all(c.lower_ in ("i", "we") or any(k.dep_ == "poss" and k.lower_ in ("my", "our") for k in c.children)
+               and c.lower_ not in _PEOPLE for c in subjects)
+
+
+def _own_end(actors: list[str], fact: Any) -> bool:
+    """The user ended it ("I", "we", no subject said), or the thing itself did ("Biscuit passed away");
+    never someone else ("Ahmed from my team just left Nimbus" keeps the user's Nimbus)."""
+    value = fact.value.casefold()
+    return all(a in ("i", "we") or a in value for a in actors)
 
 
 def _ending_verbs(doc: Any) -> list[Any]:
@@ -181,8 +217,8 @@ def replacements(entry: RawEntry, doc: Any, facts: Sequence[Any], turn: Sequence
         if ent.text.casefold() in known or "?" in sent or _HYPOTHETICAL.search(sent) or _BOUNDED.search(sent) \
                 or temporary(sent, entry.when):
             continue
-        if any(ent.text.casefold() in c.value.casefold() for c in turn if not c.negated):
-            continue  # the turn's own clauses placed it already
+        if any(ent.text.casefold() in c.value.casefold() for c in turn if not c.negated) or not _mine(ent.root):
+            continue  # the turn's own clauses placed it already; someone else's change is not the user's
         target = _target(facts, doc.text, restated, parse)
         if target is None:
             continue
