@@ -40,7 +40,7 @@ _ENDING_PARTICLE = {("give", "up"), ("call", "off"), ("break", "up"), ("pack", "
 # states that say a bond or a thing is over, as the complement of "be": "Tom and I are divorced now"
 ENDED_STATE = frozenset("divorced separated over finished dead".split())
 # verbs that change a value when used: lemma class
-CHANGING = frozenset("switch move jump transfer swap change sign upgrade convert replace".split())
+CHANGING = frozenset("switch move jump transfer swap change join sign upgrade convert replace".split())
 _OVER = re.compile(r"\b(?:any ?more|no longer|now|these days|nowadays|no more|since)\b", re.IGNORECASE)
 _NOW = re.compile(r"\b(?:now|these days|nowadays|instead|any ?more|from now on)\b", re.IGNORECASE)
 # a stay with an end in sight: not a new lasting value ("in Tokyo right now, back on the 26th")
@@ -130,21 +130,24 @@ def _actors(verb: Any) -> list[str]:
 
 def _mine(token: Any) -> bool:
     """The clause holding ``token`` is the user's: its verb's subject is "I"/"we", "my/our X", or unsaid
-    ("jumped ship to Three"); "my sister Maria moved to Oslo", "we went hiking with Maria" name no
-    new value of the user's (a name after "with" is company, not a value)."""
-    if token.head.lower_ == "with" and token.dep_ == "pobj":
-        return False
+    ("jumped ship to Three"); "my sister Maria moved to Oslo" names no new value of the user's."""
     verb = next((t for t in token.ancestors if t.pos_ in ("VERB", "AUX")), token.head)
     subjects = [c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")]
-    return all(c.lower_ in ("i", "we") or any(k.dep_ == "poss" and k.lower_ in ("my", "our") for k in c.children)
-               and c.lower_ not in _PEOPLE for c in subjects)
+    return all(c.lower_ in ("i", "we") or _my_thing(c) for c in subjects)
+
+
+def _my_thing(subject: Any) -> bool:
+    """ "my phone('s a Galaxy S24)": a subject the user owns, not a person of theirs ("my sister Maria")."""
+    words = list(subject.subtree)
+    return any(k.dep_ == "poss" and k.lower_ in ("my", "our") for k in words) and \
+        not any(k.lower_ in _PEOPLE for k in words)
 
 
 def _own_end(actors: list[str], fact: Any) -> bool:
     """The user ended it ("I", "we", no subject said), or the thing itself did ("Biscuit passed away");
     never someone else ("Ahmed from my team just left Nimbus" keeps the user's Nimbus)."""
     value = fact.value.casefold()
-    return all(a in ("i", "we") or a in value for a in actors)
+    return any(a in ("i", "we") for a in actors) or all(a in value for a in actors)
 
 
 def _ending_verbs(doc: Any) -> list[Any]:
