@@ -125,7 +125,8 @@ def test_a_dated_plan_naming_a_new_name_replaces_from_its_date() -> None:
     assert [(v, (s or "")[:7]) for v, neg, s in _last(cands, "employer")] == [("Northvolt in Berlin", "2026-05")]
 
 
-@pytest.mark.parametrize("then", ["my brother Ali just switched to Starling now", "we went hiking with Priya last week, it rained",
+@pytest.mark.parametrize("then", ["my brother Ali just switched to Starling now",
+                                  "we went hiking with Priya last week, it rained",
                                   "Ahmed from my team just stopped banking with Nationwide"])
 def test_someone_elses_change_or_company_changes_nothing_of_the_users(then: str) -> None:
     cands = _run(("2025-03-01T10:00:00Z", "my bank is Nationwide"), ("2025-09-01T10:00:00Z", then))
