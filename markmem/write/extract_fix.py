@@ -31,13 +31,20 @@ from .extract_topic import values as shaped_values
 CUE = re.compile(
     r"\b(?:i meant|meant to say|mis-?spoke|misspeak|mis-?typed|typo|auto-?correct(?:ed)?|correction|correct myself|"
     r"(?:let me|to) correct|scratch that|i said|mixed (?:it|them) up|mixing (?:it|them) up|not what i meant|"
-    r"(?:got|had) (?:that|it|this) wrong|i was wrong|"
-    r"(?P<weak>oops|whoops|my bad|no no|^\W*(?:(?:hmm+|umm*|uh+|ah+|er+|well|oh)\W+)*no(?=\s*[,!.]|\s+wait\b)))\b",
+    r"(?:got|had) (?:that|it|this) wrong|i was wrong|did i (?:say|write|type)|"
+    r"(?P<weak>oops|whoops|my bad|no no|^\W*(?:(?:hmm+|umm*|uh+|ah+|er+|well|oh)\W+)*no(?=\s*[,!.]|\s+wait\b)|"
+    r"(?P<lead>^\W*(?:(?:hmm+|umm*|uh+|ah+|er+|well|oh|no|ugh)\W+)*(?:sorry|wait|hang on|hold on|actually))))\b",
     re.IGNORECASE)
+# a turn-initial "sorry", "wait", "hang on", "actually" is a correction's cue only in a short turn
+# (corrections are short: "no sorry, Bruges"; "sorry for the late reply, ..." opens a long one)
+_SHORT = 15
+# "hang on, it's amoxicillin ...": the corrected value restated as the turn's copular subject
+_RESTATED = re.compile(r"^\W*(?:[\w']+\W+){0,4}?(?:it'?s|it is|that'?s|that is)\b", re.IGNORECASE)
 _CONTENT = frozenset({"NOUN", "PROPN", "NUM", "ADJ"})
 _NOT_VALUES = frozenset("wait hmm ugh oops whoops sorry typo autocorrect correction bad day time thing way lol haha "
                         "fine right wrong sure ok okay yeah".split())
 _WORD = re.compile(r"[\w']+")
+_CAPS = re.compile(r"\b[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)*")
 
 
 class Fact(Protocol):
@@ -59,21 +66,26 @@ def aligned(turn: str, facts: Sequence[Fact], parse: Callable[[str], Any] | None
     cue = CUE.search(turn)
     if not facts or cue is None:
         return []
+    if cue.group("lead") and len(_WORD.findall(turn)) > _SHORT:
+        return []
     low = set(_WORD.findall(turn.casefold()))
     named = [f for f in facts if set(_WORD.findall(f.value.casefold())) <= low and f.value.strip()]
-    strong = cue.group("weak") is None or bool(named)  # "oops"/"my bad" alone: only a value of the same shape
+    # "oops"/"my bad" alone: only a value of the same shape
+    strong = cue.group("weak") is None or bool(named) or bool(_RESTATED.match(turn))
     for fact in reversed(named[-3:] or facts[-3:]):
-        new = _new_value(turn, fact, parse if strong else None)
+        new = _new_value(turn, fact, parse if strong else None, turn[cue.end():])
         if new:
             return [(f, *new) for f in facts if f.value.casefold() == fact.value.casefold()]
     return []
 
 
-def _new_value(turn: str, fact: Fact, parse: Callable[[str], Any] | None) -> tuple[str, str | None] | None:
+def _new_value(turn: str, fact: Fact, parse: Callable[[str], Any] | None, rest: str = ""
+               ) -> tuple[str, str | None] | None:
     said = set(_WORD.findall(f"{fact.text} {fact.value}".casefold()))
     kind = shape(fact.value, fact.predicate)
     if kind:
-        found = [v for v in shaped_values(turn, kind)
+        shaped = shaped_values(turn, kind) or (_fragment_names(rest) if kind == "name" else [])
+        found = [v for v in shaped
                  if not set(_WORD.findall(v.casefold())) <= said and v.casefold() not in _NOT_VALUES]
         if len(found) == 1:
             return found[0], next(iter(shaped_values(fact.value, kind)), None)
@@ -86,12 +98,27 @@ def _new_value(turn: str, fact: Fact, parse: Callable[[str], Any] | None) -> tup
     if anchor is None:
         return None
     doc = parse(turn)
-    fresh = [t for t in doc if t.pos_ == anchor.pos_ and t.lower_ not in said and t.lower_ not in _NOT_VALUES
-             and len(t.text) > 1 and not CUE.fullmatch(t.text)]
+    fresh = [t for t in doc if _class(t.pos_) == _class(anchor.pos_) and t.lower_ not in said
+             and t.lower_ not in _NOT_VALUES and len(t.text) > 1 and not CUE.fullmatch(t.text)]
     best = [t for t in fresh if t.dep_ == anchor.dep_] or fresh
     if not best:
         return None
     return _phrase(best[0]), anchor.text
+
+
+def _class(pos: str) -> str:
+    """A part of speech, with a name and a common noun as one class (a tagger reads an unseen drug, shop or
+    town either way: "penicillin"/PROPN, "amoxicillin"/NOUN)."""
+    return "NOUN" if pos == "PROPN" else pos
+
+
+def _fragment_names(rest: str) -> list[str]:
+    """The capitalised words opening what follows a cue ("no sorry, Bruges. she moved ..."): a value said
+    as a bare fragment, with no link word before it."""
+    first = re.split(r"[.!?;]", rest, maxsplit=1)[0]
+    if len(_WORD.findall(first)) > 4:
+        return []
+    return [m.group(0) for m in _CAPS.finditer(first) if m.group(0).casefold() not in _NOT_VALUES]
 
 
 def _phrase(token: Any) -> str:

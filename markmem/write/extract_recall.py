@@ -260,10 +260,11 @@ class Recall:
         return [r for r in self._recent.get(entry.user_id, []) if r.subject == entry.user_id and r.said < entry.when]
 
     def lately(self, entry: RawEntry) -> list[Recent]:
-        """The user's own facts of this conversation (said within a day before this turn), oldest first."""
+        """The facts the user gave in this conversation (said within a day before this turn), oldest
+        first: their own and those of the people they spoke of ("my sister lives in Ghent" -> "no
+        sorry, Bruges")."""
         since = _days_before(entry.when, 1)
-        return [r for r in self._recent.get(entry.user_id, [])
-                if r.subject == entry.user_id and since <= r.said <= entry.when]
+        return [r for r in self._recent.get(entry.user_id, []) if since <= r.said <= entry.when]
 
     def fixed(self, entry: RawEntry, fixes: list[tuple[Recent, str, str | None]],
               found: list[Candidate]) -> list[Candidate]:

@@ -26,6 +26,7 @@ from typing import Any
 
 from ..model import Candidate, RawEntry
 from .extract_fix import contrasted
+from .extract_shift import shifted
 
 # verbs whose negation or use tells of an ending, not of a lasting state (lemma class)
 ENDING = frozenset("quit stop leave give cancel end finish die pass break split divorce sell lose drop ditch retire "
@@ -42,7 +43,12 @@ def settle(entry: RawEntry, turn: list[Candidate], parse: Callable[[str], Any] |
     fixes = contrasted(entry.content, facts, parse) if mine else []
     if fixes:
         turn = recall.fixed(entry, fixes, turn)
-    return ended_states(turn, parse)
+    turn = ended_states(turn, parse)
+    if mine:  # after the ended states: an end read by extract_shift only closes
+        more = shifted(entry, turn, facts, parse)
+        recall.remember_all(entry, more[len(turn):])
+        turn = more
+    return turn
 
 
 def ended_states(turn: Sequence[Candidate], parse: Callable[[str], Any] | None) -> list[Candidate]:
