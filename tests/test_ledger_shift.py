@@ -131,3 +131,14 @@ def test_a_dated_plan_naming_a_new_name_replaces_from_its_date() -> None:
 def test_someone_elses_change_or_company_changes_nothing_of_the_users(then: str) -> None:
     cands = _run(("2025-03-01T10:00:00Z", "my bank is Nationwide"), ("2025-09-01T10:00:00Z", then))
     assert _last(cands, "bank") == []
+
+
+@pytest.mark.parametrize(("first", "then", "predicate"), [
+    ("I live in Bonn.", "I don't live in Cologne anymore.", "lives_in"),  # a negated name ends it, never replaces
+    ("I live in Krakow.", 'My friend told me "I live in Warsaw now".', "lives_in"),  # a quote is not the user's
+    ("I work at Nokia.", "I'm hoping to join Apple soon.", "employer"),  # a hope is no change yet
+    ("My bank is Lloyds.", "I wish I'd moved to Monzo years ago, honestly", "bank"),
+])
+def test_a_negated_quoted_or_hoped_for_name_replaces_nothing(first: str, then: str, predicate: str) -> None:
+    cands = _run(("2022-01-01T10:00:00Z", first), ("2022-02-01T10:00:00Z", then))
+    assert not [v for v, negated, _ in _last(cands, predicate) if not negated]

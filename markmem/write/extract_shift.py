@@ -48,7 +48,9 @@ _BOUNDED = re.compile(r"\b(?:right now|at the moment|for now|back (?:on|in|by|ne
                       r"(?:few |couple of )?(?:days?|weeks?|fortnight|month)|this (?:week|weekend|month))\b",
                       re.IGNORECASE)
 _HYPOTHETICAL = re.compile(r"\b(?:if|maybe|might|could|should|would|thinking about|thinking of|considering|"
-                           r"wondering|want to|wanna|plan to|planning)\b", re.IGNORECASE)
+                           r"wondering|want to|wanna|plan to|planning|hop(?:e|es|ed|ing)|wish|'d (?:like|love)|"
+                           r"looking to|trying to|aim(?:ing)? to|intend|keen to|dream(?:ing)? of|hopefully)\b",
+                           re.IGNORECASE)
 _IRREGULAR = {"left": "leave", "sold": "sell", "gave": "give", "given": "give", "broke": "break", "broken": "break",
               "went": "go", "gone": "go", "got": "get", "gotten": "get", "quit": "quit", "swapped": "swap",
               "swapping": "swap", "stopped": "stop", "stopping": "stop", "dropped": "drop", "dropping": "drop",
@@ -222,6 +224,8 @@ def replacements(entry: RawEntry, doc: Any, facts: Sequence[Any], turn: Sequence
             continue
         if any(ent.text.casefold() in c.value.casefold() for c in turn if not c.negated) or not _mine(ent.root):
             continue  # the turn's own clauses placed it already; someone else's change is not the user's
+        if _negated(ent.root) or _quoted(ent):
+            continue  # "I don't live in Cologne anymore" ends Cologne; a quote is someone else's words
         target = _target(facts, doc.text, restated, parse)
         if target is None:
             continue
@@ -233,6 +237,22 @@ def replacements(entry: RawEntry, doc: Any, facts: Sequence[Any], turn: Sequence
         return [Candidate(entry.id, fact.subject, fact.predicate, value, sent.strip()[:300], 0.75,
                           type=fact.type, multi=False, valid_from=start)]
     return _new_day(entry, doc, facts, restated)
+
+
+def _negated(token: Any) -> bool:
+    """A verb above the name, within its clause, is negated ("don't live in Cologne", "no longer with EE")."""
+    for t in [token, *token.ancestors]:
+        if any(c.dep_ == "neg" or c.lower_ in ("never", "longer") for c in t.children):
+            return True
+        if t.dep_ in ("ROOT", "ccomp", "advcl", "conj", "relcl"):
+            return False
+    return False
+
+
+def _quoted(span: Any) -> bool:
+    """The name stands inside quotation marks in its sentence (reported words, not the user's own)."""
+    before = span.doc.text[span.sent.start_char:span.start_char]
+    return sum(before.count(q) for q in ('"', "\u201c", "\u201d")) % 2 == 1
 
 
 def _start(sent: str, entry: RawEntry) -> tuple[bool, str | None]:
