@@ -26,7 +26,7 @@ from typing import Any
 
 from .extract_open import SLOTS, lemma
 from .extract_recall import CORE
-from .extract_service import is_time_value
+from .extract_service import is_time_value, shipped_embedder
 
 Fact5 = tuple[str, str, str, bool, float]  # (predicate, value, type, multi, confidence)
 
@@ -96,12 +96,7 @@ def bare_fact(phrase: str) -> tuple[str, str, str, bool, float] | None:
 def _prototypes() -> tuple[Any, Any] | None:
     with _lock:
         if "v" not in _table:
-            try:
-                from ..adapters.vectors import BUILTIN, load_embedder
-
-                embedder = load_embedder(BUILTIN)
-            except Exception:  # noqa: BLE001 - no model, no numpy: the rules alone
-                embedder = None
+            embedder = shipped_embedder()
             _table["v"] = None if embedder is None else (embedder, embedder.embed(list(PROTOTYPES.values())))
         return _table["v"]  # type: ignore[no-any-return]
 

@@ -65,15 +65,27 @@ def service_slot(text: str) -> str | None:
     return names[order[0]] if best >= FLOOR and best - second >= MARGIN else None
 
 
-def _prototypes() -> tuple[Any, list[str], Any] | None:
-    with _lock:
-        if "v" not in _table:
+_model_lock = threading.Lock()
+
+
+def shipped_embedder() -> Any | None:
+    """The shipped model2vec model, loaded once for the extractor's prototype tables; None without it
+    (no model, no numpy: the rules alone)."""
+    with _model_lock:
+        if "model" not in _table:
             try:
                 from ..adapters.vectors import BUILTIN, load_embedder
 
-                embedder = load_embedder(BUILTIN)
+                _table["model"] = load_embedder(BUILTIN)
             except Exception:  # noqa: BLE001 - no model, no numpy: the rules alone
-                embedder = None
+                _table["model"] = None
+        return _table["model"]
+
+
+def _prototypes() -> tuple[Any, list[str], Any] | None:
+    with _lock:
+        if "v" not in _table:
+            embedder = shipped_embedder()
             names = list(PROTOTYPES)
             _table["v"] = None if embedder is None else (embedder, names,
                                                          embedder.embed([PROTOTYPES[n] for n in names]))
