@@ -157,3 +157,11 @@ def test_an_open_slot_the_user_has_is_not_taken_by_a_service() -> None:
 
 def test_a_leading_reason_phrase_before_the_subject_is_skipped() -> None:
     assert _run("Since the new job I get up at 7:30 instead.")[0] == [("u", "routine_wake", "at 7:30", False)]
+
+
+def test_a_judging_word_first_is_no_occupation() -> None:
+    """ "He's been a great partner in helping me ..." (a LongMemEval turn) became Rachel's job "great partner"
+    and outranked the user's own job turn: a praise says how someone is at it, not what they are."""
+    from markmem.write.extract_kind import kind_of
+
+    assert kind_of("great partner") is None and kind_of("terrible cook") is None

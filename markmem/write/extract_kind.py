@@ -41,6 +41,9 @@ TRAIT_FLOOR, TRAIT_MARGIN = 0.18, 0.05
 _NOT_PHRASE = re.compile(r"^(?:bit|little|lot|few|couple|while|total|complete|bit of|kind of|sort of)\b|"
                          r"\b(?:of|to|for|in|at|with|about|than)\b", re.IGNORECASE)
 _PERSONAL = frozenset("person type guy girl gal lady man woman kind".split())  # "a cat person", "a beach guy"
+# a praising or blaming word first says how someone is at it, not what they are: "he's been a great partner"
+_JUDGING = frozenset("great good amazing awesome fantastic excellent wonderful brilliant terrible awful bad "
+                     "perfect lovely nice incredible huge real true".split())
 _lock = threading.Lock()
 _table: dict[str, Any] = {}
 
@@ -64,7 +67,7 @@ def agent_slot(phrase: str) -> tuple[str, str, bool] | None:
 def kind_of(phrase: str) -> str | None:
     """ "job", "trait" or None (unclear, or no model here)."""
     words = phrase.casefold().split()
-    if not words or len(words) > 4 or _NOT_PHRASE.search(phrase):
+    if not words or len(words) > 4 or _NOT_PHRASE.search(phrase) or (len(words) > 1 and words[0] in _JUDGING):
         return None
     if words[-1] in _PERSONAL and len(words) > 1:
         return "trait"
