@@ -142,3 +142,12 @@ def test_someone_elses_change_or_company_changes_nothing_of_the_users(then: str)
 def test_a_negated_quoted_or_hoped_for_name_replaces_nothing(first: str, then: str, predicate: str) -> None:
     cands = _run(("2022-01-01T10:00:00Z", first), ("2022-02-01T10:00:00Z", then))
     assert not [v for v, negated, _ in _last(cands, predicate) if not negated]
+
+
+def test_a_name_in_a_sentence_without_a_change_sign_replaces_nothing() -> None:
+    """A LongMemEval turn: "now" in one sentence made "The Happiness Lab", named in another, the user's new value
+    of a fact holding a name."""
+    cands = _run(("2022-01-01T10:00:00Z", "My bank is Lloyds."),
+                 ("2022-02-01T10:00:00Z", "I'm much calmer now. I really liked the podcasts you mentioned, "
+                                          "especially The Happiness Lab."))
+    assert not [v for v, negated, _ in _last(cands, "bank") if not negated]

@@ -226,6 +226,8 @@ def replacements(entry: RawEntry, doc: Any, facts: Sequence[Any], turn: Sequence
             continue  # the turn's own clauses placed it already; someone else's change is not the user's
         if _negated(ent.root) or _quoted(ent):
             continue  # "I don't live in Cologne anymore" ends Cologne; a quote is someone else's words
+        if not _changes(ent.sent, entry):
+            continue  # the change sign must stand in the name's own sentence, not anywhere in a long turn
         target = _target(facts, doc.text, restated, parse)
         if target is None:
             continue
@@ -237,6 +239,12 @@ def replacements(entry: RawEntry, doc: Any, facts: Sequence[Any], turn: Sequence
         return [Candidate(entry.id, fact.subject, fact.predicate, value, sent.strip()[:300], 0.75,
                           type=fact.type, multi=False, valid_from=start)]
     return _new_day(entry, doc, facts, restated)
+
+
+def _changes(sent: Any, entry: RawEntry) -> bool:
+    """The sentence says a change: "now", "these days", "instead", a verb of the change class, a dated plan."""
+    return bool(_NOW.search(sent.text) or any(lemma(t) in CHANGING for t in sent if t.pos_ == "VERB")
+                or scheduled(sent.text, entry.when))
 
 
 def _negated(token: Any) -> bool:
