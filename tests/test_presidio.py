@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import logging
 import socket
-import time
 from collections.abc import Iterator, Sequence
 from itertools import pairwise
 
@@ -151,9 +150,7 @@ def test_email_domains_checked_offline_without_warning_or_delay(
 ) -> None:
     offline_tld_extractor.cache_clear()  # first use again: tldextract loads its suffix list
     caplog.set_level(logging.DEBUG, logger="tldextract")
-    start = time.perf_counter()
-    findings = presidio.analyze("reach me at ann@example.co.uk")
-    assert time.perf_counter() - start < 1.0
+    findings = presidio.analyze("reach me at ann@example.co.uk")  # no fetch: the empty URL list below, no clock
     assert [f.entity for f in findings] == ["EMAIL_ADDRESS"]
     assert [r for r in caplog.records if r.levelno >= logging.WARNING] == []
     assert offline_tld_extractor().suffix_list_urls == ()
