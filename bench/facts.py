@@ -63,7 +63,7 @@ Default settings (``markmem.Memory(path)``: default PII gate, extractor, backgro
 run of turns with one user and one occurred_at is one ``add()``. Timings are of a machine with 2 cores
 shared with other jobs: compare runs on the same machine only.
 
-    PYTHONPATH=. python bench/facts.py [--set blind|blind2|blind3|tune..tune11|check7..check11|both|all]
+    PYTHONPATH=. python bench/facts.py [--set blind|blind2|blind3|tune..tune13|check7..check13|both|all]
                                        [--show-failures]
                                        [--json] [--limit N] [--work DIR]
                                        [--override pii_policy=tag]   (not for the targets)
@@ -106,9 +106,14 @@ SETS = {"blind": DATA / "facts_blind.jsonl", "blind2": DATA / "facts_blind2.json
         "tune10": DATA / "facts_tune10.jsonl",  # tune10: slot detection on unseen wording (h-slots), for tuning
         "check10": DATA / "facts_check10.jsonl",  # check10: tune10's held-out twin
         "tune11": DATA / "facts_tune11.jsonl",  # tune11: what the context pack shows (h-stale2), for tuning
-        "check11": DATA / "facts_check11.jsonl"}  # check11: tune11's held-out twin
+        "check11": DATA / "facts_check11.jsonl",  # check11: tune11's held-out twin
+        "tune12": DATA / "facts_tune12.jsonl",  # tune12: old values shown in the pack (h-stale3), for tuning
+        "check12": DATA / "facts_check12.jsonl",  # check12: tune12's held-out twin
+        "tune13": DATA / "facts_tune13.jsonl",  # tune13: ledger-current on everyday wording (h-ledger6), for tuning
+        "check13": DATA / "facts_check13.jsonl"}  # check13: tune13's held-out twin
 # never tuned on: their failures are never printed
-BLIND = frozenset({"blind", "blind2", "blind3", "check7", "check8", "check9", "check10", "check11"})
+BLIND = frozenset({"blind", "blind2", "blind3", "check7", "check8", "check9", "check10", "check11", "check12",
+                   "check13"})
 METRICS = ("ledger", "pack1", "json1", "current1", "stale5", "asof5", "latest1")
 # the blind set's first run, before any tuning (bench/results/facts-first-run.md): every run prints it
 FIRST_RUN = ("blind set, first run before any tuning (a88e42d, 2026-12-01, default settings): ledger-current 35.5%, "
