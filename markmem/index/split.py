@@ -63,6 +63,7 @@ class SplitCache(Cache):
         self._files: OrderedDict[str, tuple[Cache, int]] = OrderedDict()  # user -> (file, inode when opened)
         self._empty = Cache(Path(":memory:"))
         self._bulk: set[str] = set()
+        self._paths: dict[str, str] = {}  # user -> file (validated once: every add() and read asks)
 
     # -- files ----------------------------------------------------------------------
     def file_of(self, user_id: str) -> Path:
@@ -101,7 +102,11 @@ class SplitCache(Cache):
 
     def _open(self, user_id: str) -> Cache:
         """The user's file as it is (``raw_todo`` left alone), or the empty stand-in."""
-        path = self.file_of(user_id)
+        path = self._paths.get(user_id)
+        if path is None:
+            if len(self._paths) >= 1 << 16:
+                self._paths.clear()
+            path = self._paths[user_id] = str(self.file_of(user_id))
         try:
             inode = os.stat(path).st_ino
         except FileNotFoundError:
@@ -116,7 +121,7 @@ class SplitCache(Cache):
                 known[0].retire()
             if inode is None:
                 return self._empty
-            shard = Cache(path)
+            shard = Cache(Path(path))
             _complete(shard)
             self._remember(user_id, shard, inode)
             return shard
