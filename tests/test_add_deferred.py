@@ -115,3 +115,59 @@ def test_erasing_a_user_with_deferred_turns(tmp_path: Path) -> None:
         assert [h.text for h in mem.search("blue notebooks", user_id="finn")] == ["I like blue notebooks"]  # type: ignore[union-attr]
     finally:
         mem.close()
+
+
+def test_random_adds_and_reads_leave_what_indexing_at_once_leaves(tmp_path: Path) -> None:
+    """120 add()s of random turns (lists, questions, speakers, runs, back-dated sessions) with reads
+    at random moments (0 to 5 adds deferred at once): every raw row, FTS5 token instance, row size
+    and user_gen counter, and the searches, equal the eager path's."""
+    import random
+
+    rng = random.Random(17)
+    words = "garden kiln pottery trams Porto nurse shift quokka figs carrots tomatoes water red bowl".split()
+    speakers = [None, "Caroline", "Melanie"]
+    lazy, eager = open_mem(tmp_path / "lazy"), open_mem(tmp_path / "eager")
+    try:
+        for _ in range(120):
+            uid = rng.choice(["alice", "bob"])
+            n = rng.choice([1, 1, 1, 2, 4])
+            msgs = []
+            for _ in range(n):
+                text = " ".join(rng.choice(words) for _ in range(rng.randint(2, 9))) + rng.choice(["", "?", "!"])
+                who = rng.choice(speakers)
+                msg = {"role": rng.choice(["user", "assistant"]), "content": text}
+                msgs.append({**msg, "name": who} if who else msg)
+            kw: dict[str, object] = {}
+            if rng.random() < 0.2:
+                kw["run_id"] = rng.choice(["r1", "r2"])
+            if rng.random() < 0.15:
+                kw["occurred_at"] = f"2023-0{rng.randint(1, 9)}-1{rng.randint(0, 9)}T10:00:00Z"
+            entries, _ = pipeline.prepare(lazy.context, msgs, uid, **kw)  # type: ignore[arg-type]
+            eager.context.cache.upsert_raw(pipeline.store(lazy.context, entries, fresh=True))
+            if rng.random() < 0.3:
+                q = " ".join(rng.choice(words) for _ in range(2))
+                got = [(h.id, h.score) for h in lazy.search(q, user_id=uid, top_k=6)]  # type: ignore[union-attr]
+                assert got == [(h.id, h.score) for h in eager.search(q, user_id=uid, top_k=6)]  # type: ignore[union-attr]
+        for uid in ("alice", "bob"):
+            assert rows(lazy, uid) == rows(eager, uid)
+            assert answers(lazy, uid) == answers(eager, uid)
+    finally:
+        lazy.close()
+        eager.close()
+
+
+def test_a_write_before_any_read_finds_the_deferred_turns(tmp_path: Path) -> None:
+    """Every other write to the user's file indexes the deferred turns first: marking a turn
+    compiled right after add() (no read between) finds its row, and rows keep add order."""
+    mem = open_mem(tmp_path / "repo")
+    try:
+        first = mem.add(["the kiln is hot", "the bowl cracked?"], user_id="gus").ids
+        second = mem.add("it did, sadly", user_id="gus").ids
+        cache = mem.context.cache
+        cache.mark_compiled([("gus", second[0])])
+        db = cache._open("gus").db  # type: ignore[attr-defined]  # the file as it is: no catch-up here
+        assert db.execute("SELECT count(*) FROM raw_todo").fetchone()[0] == 0
+        assert db.execute("SELECT id, compiled FROM raw ORDER BY rowid").fetchall() == \
+            [(first[0], 0), (first[1], 0), (second[0], 1)]
+    finally:
+        mem.close()
