@@ -151,13 +151,13 @@ class Cache:
             ready()
         db = self.db
         own = not db.in_transaction
+        if len(rows) == 1:  # one statement: in autocommit it is its own transaction
+            db.execute(_TODO_SQL, rows[0])
+            return
         if own:
             db.execute("BEGIN IMMEDIATE")
         try:
-            if len(rows) == 1:
-                db.execute(_TODO_SQL, rows[0])
-            else:
-                db.executemany(_TODO_SQL, rows)
+            db.executemany(_TODO_SQL, rows)
         except BaseException:
             if own:
                 db.execute("ROLLBACK")
