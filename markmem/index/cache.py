@@ -138,6 +138,33 @@ class Cache:
             if ready is not None:
                 ready()
 
+    def defer_raw(self, entries: Iterable[RawEntry], compiled: bool = False,
+                  ready: Callable[[], None] | None = None) -> None:
+        """Store add()'s new turns in ``raw_todo`` (one plain row each: no FTS, no neighbour links)
+        in one transaction; :func:`catch_up` moves them into ``raw`` before the next read or write
+        of this file (``SplitCache.user``). ``ready`` (add()'s wait for its raw fsync) is called
+        first, before the transaction: the rows are a few statements, not worth overlapping with
+        the fsync, and the file's write lock is then never held across a disk flush (a reader
+        that finds deferred turns takes it to index them). If ``ready`` raises, nothing is written."""
+        rows = [_raw_row(e, compiled) for e in entries]  # while the helper thread flushes
+        if ready is not None:
+            ready()
+        db = self.db
+        own = not db.in_transaction
+        if len(rows) == 1:  # one statement: in autocommit it is its own transaction
+            db.execute(_TODO_SQL, rows[0])
+            return
+        if own:
+            db.execute("BEGIN IMMEDIATE")
+        try:
+            db.executemany(_TODO_SQL, rows)
+        except BaseException:
+            if own:
+                db.execute("ROLLBACK")
+            raise
+        if own:
+            db.execute("COMMIT")
+
     # -- bulk loading (rebuild) -----------------------------------------------------
     def create_bulk(self) -> None:
         """Like :meth:`create` but without the triggers: load with the ``bulk_*`` methods, then
@@ -276,6 +303,26 @@ _RAW_SQL = (
     "recorded_at,valid_at,metadata,quarantined,compiled,hash) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
     "ON CONFLICT(id) DO UPDATE SET compiled=max(compiled, excluded.compiled)"
 )
+_TODO_COLS = ("id,user_id,path,role,speaker,agent_id,run_id,content,body,occurred_at,recorded_at,valid_at,"
+              "metadata,quarantined,compiled,hash")
+_TODO_SQL = f"INSERT INTO raw_todo({_TODO_COLS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+_TODO_ROWS = f"SELECT {_TODO_COLS} FROM raw_todo ORDER BY seq"
+TODO_ANY = "SELECT 1 FROM raw_todo LIMIT 1"
+
+
+def catch_up(db: sqlite3.Connection) -> bool:
+    """Move the turns :meth:`Cache.defer_raw` left in ``raw_todo`` into ``raw``, in add order, as
+    :meth:`Cache.upsert_raw` would have inserted them then: the same rowids, context, links and
+    FTS rows (context and links are pure functions of the user's log, FTS5's statistics are sums).
+    Call inside a write transaction. True when there were any."""
+    rows = db.execute(_TODO_ROWS).fetchall()
+    if not rows:
+        return False
+    _insert_turns(db, rows)
+    db.execute("DELETE FROM raw_todo")
+    return True
+
+
 _ADDED_SQL = ("INSERT INTO user_gen(user_id, added) VALUES (?, ?) "
               "ON CONFLICT(user_id) DO UPDATE SET added = added + excluded.added")
 _PAGE_SQL = (

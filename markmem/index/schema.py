@@ -13,13 +13,19 @@ Besides the rows mirrored from the repo, two derived pieces serve the read path:
   changes of turns (not the neighbour-context updates a new turn causes, nor claim changes).
   In-memory state derived from the cache (the per-user vector matrix, the lexicon) compares
   them, plus the cache's random ``epoch``, to know when it is stale;
+* ``raw_todo``: in a user's file of a split cache (``index.split``), the turns ``add()`` stored
+  and no reader has asked for yet, as the ``raw`` rows they will become: add() writes them here
+  (one row each, no FTS, no neighbour links) and the first read or write of that user's file
+  moves them into ``raw`` with ``Cache.upsert_raw``'s own code (``index.cache.catch_up``), in
+  add order, in one transaction; no reader reads this table, so a reader sees a user's turns
+  either all indexed and linked or not yet (schema 10);
 * ``shards``: in the shared file of a split cache (``index.split``), the users that have a file of
   their own; ``meta.layout`` says which layout (``one`` or ``split``) made the file.
 """
 
 from __future__ import annotations
 
-VERSION = 9
+VERSION = 10
 
 TABLES = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -53,6 +59,12 @@ CREATE TABLE IF NOT EXISTS vectors (
   vec BLOB NOT NULL, PRIMARY KEY (kind, id)
 );
 CREATE INDEX IF NOT EXISTS vectors_user ON vectors(user_id, kind);
+CREATE TABLE IF NOT EXISTS raw_todo (
+  seq INTEGER PRIMARY KEY, id TEXT NOT NULL, user_id TEXT NOT NULL, path TEXT NOT NULL, role TEXT,
+  speaker TEXT, agent_id TEXT, run_id TEXT, content TEXT NOT NULL, body TEXT NOT NULL, occurred_at TEXT,
+  recorded_at TEXT NOT NULL, valid_at TEXT NOT NULL, metadata TEXT, quarantined TEXT,
+  compiled INTEGER NOT NULL, hash TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS problems (path TEXT PRIMARY KEY, reason TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS shards (user_id TEXT PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS user_gen (

@@ -29,7 +29,7 @@ from typing import Any, TypeVar
 from ..ids import validate_user_id
 from ..model import Page, RawEntry
 from . import schema
-from .cache import Cache, PagesPlan
+from .cache import TODO_ANY, Cache, PagesPlan, catch_up
 
 T = TypeVar("T")
 
@@ -63,15 +63,50 @@ class SplitCache(Cache):
         self._files: OrderedDict[str, tuple[Cache, int]] = OrderedDict()  # user -> (file, inode when opened)
         self._empty = Cache(Path(":memory:"))
         self._bulk: set[str] = set()
+        self._paths: dict[str, str] = {}  # user -> file (validated once: every add() and read asks)
 
     # -- files ----------------------------------------------------------------------
     def file_of(self, user_id: str) -> Path:
         return self.folder / f"{validate_user_id(user_id)}.db"
 
     def user(self, user_id: str | None) -> Cache:
+        """The user's file, with the turns add() left in ``raw_todo`` moved into ``raw`` first
+        (:meth:`_catch_up`): every read of a user's rows comes here."""
         if user_id is None:
             return self
-        path = self.file_of(user_id)
+        shard = self._open(user_id)
+        if shard is not self._empty:
+            self._catch_up(user_id, shard)
+        return shard
+
+    def _catch_up(self, user_id: str, shard: Cache) -> None:
+        """Index the turns add() deferred (``cache.catch_up``), if any: one indexed lookup when there
+        are none. Outside a transaction it takes the file's write lock for it; inside this thread's
+        :meth:`tx` (the file joined) it writes there; inside a read transaction it leaves them (that
+        transaction's snapshot stands; the next call outside it indexes them)."""
+        db = shard.db
+        if db.execute(TODO_ANY).fetchone() is None:
+            return
+        if db.in_transaction:
+            opened = getattr(self._local, "tx", None)
+            if opened is not None and opened.get(user_id) is shard:
+                catch_up(db)
+            return
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            catch_up(db)
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+
+    def _open(self, user_id: str) -> Cache:
+        """The user's file as it is (``raw_todo`` left alone), or the empty stand-in."""
+        path = self._paths.get(user_id)
+        if path is None:
+            if len(self._paths) >= 1 << 16:
+                self._paths.clear()
+            path = self._paths[user_id] = str(self.file_of(user_id))
         try:
             inode = os.stat(path).st_ino
         except FileNotFoundError:
@@ -86,7 +121,7 @@ class SplitCache(Cache):
                 known[0].retire()
             if inode is None:
                 return self._empty
-            shard = Cache(path)
+            shard = Cache(Path(path))
             _complete(shard)
             self._remember(user_id, shard, inode)
             return shard
@@ -106,9 +141,11 @@ class SplitCache(Cache):
     def each(self) -> list[Cache]:
         return [self, *(self.user(u) for u in self.users())]
 
-    def _writable(self, user_id: str) -> Cache:
-        """The user's file, created if need be, inside the open :meth:`tx` if there is one."""
-        shard = self.user(user_id)
+    def _writable(self, user_id: str, settle: bool = True) -> Cache:
+        """The user's file, created if need be, inside the open :meth:`tx` if there is one; with
+        ``settle``, the turns add() deferred are moved into ``raw`` first (so every other write
+        sees them, and rows keep add order; add() itself passes False)."""
+        shard = self._open(user_id)
         if shard is self._empty:
             path = self.file_of(user_id)
             shard = Cache(path)
@@ -116,7 +153,10 @@ class SplitCache(Cache):
             self.db.execute("INSERT OR IGNORE INTO shards(user_id) VALUES (?)", (user_id,))
             with self._lock:
                 self._remember(user_id, shard, os.stat(path).st_ino)
-        return self._join(user_id, shard)
+        joined = self._join(user_id, shard)
+        if settle:
+            self._catch_up(user_id, joined)
+        return joined
 
     def _join(self, user_id: str, shard: Cache) -> Cache:
         """The file to write through: inside :meth:`tx`, the one that joined it (it holds the
@@ -157,7 +197,7 @@ class SplitCache(Cache):
         """Close every connection to the user's file and delete it (with its WAL). Returns the rows
         it held. The caller holds the writer lock; a search of this user running in another thread
         at that moment fails, and later ones find no file."""
-        shard = self.user(user_id)
+        shard = self.user(user_id)  # deferred turns counted as rows
         counts = {t: shard.count(t, user_id) for t in ("raw", "claims", "pages", "vectors")}
         with self._lock:
             known = self._files.pop(user_id, None)
@@ -174,8 +214,13 @@ class SplitCache(Cache):
     # -- writes, dispatched by user -------------------------------------------------------
     def upsert_raw(self, entries: Iterable[RawEntry], compiled: bool = False,
                    ready: Callable[[], None] | None = None, fresh: bool = False) -> None:
+        """``fresh`` (add()'s new turns): stored in the user's ``raw_todo`` only
+        (``Cache.defer_raw``); the next read or write of that user's file indexes them."""
         for uid, group in _by(entries, lambda e: e.user_id):
-            Cache.upsert_raw(self._writable(uid), group, compiled, ready, fresh)
+            if fresh:
+                Cache.defer_raw(self._writable(uid, settle=False), group, compiled, ready)
+            else:
+                Cache.upsert_raw(self._writable(uid), group, compiled, ready, fresh)
 
     def bulk_raw(self, entries: Iterable[RawEntry], compiled: bool) -> None:
         for uid, group in _by(entries, lambda e: e.user_id):
@@ -194,7 +239,7 @@ class SplitCache(Cache):
             self._bulk.add(user_id)
             with self._lock:
                 self._remember(user_id, shard, os.stat(shard.path).st_ino)
-        return self._join(user_id, self.user(user_id))
+        return self._join(user_id, self._open(user_id))
 
     def create_bulk(self) -> None:
         self._bulk = set()
@@ -203,7 +248,7 @@ class SplitCache(Cache):
     def link_all(self) -> None:
         Cache.link_all(self)
         for uid in self.users():
-            Cache.link_all(self._join(uid, self.user(uid)))
+            Cache.link_all(self._join(uid, self._open(uid)))
 
     def close(self) -> None:
         """Close this thread's connections (the shared file's and every user file's)."""
@@ -216,7 +261,7 @@ class SplitCache(Cache):
 
     def finish_bulk(self) -> None:
         for uid in sorted(self._bulk):
-            Cache.finish_bulk(self.user(uid))
+            Cache.finish_bulk(self._open(uid))
         self._bulk = set()
         super().finish_bulk()  # the shared file's schema version last: an interrupted load is no cache
 

@@ -73,19 +73,22 @@ def screen(
     # one scanner document per record (NER's cost is per document): text, a paragraph break, side text
     texts = [r.text + _SEP + s.text if s.text else r.text for r, s in zip(recs, layouts, strict=True)]
     found = scanner.analyze_batch(texts) if texts else []
-    mains = [_clip(fs, 0, len(r.text)) for r, fs in zip(recs, found, strict=True)]
-    sides = [_clip(fs, len(r.text) + len(_SEP), len(t)) if s.text else []
+    mains = [_clip(fs, 0, len(r.text)) if fs else fs for r, fs in zip(recs, found, strict=True)]
+    sides = [_clip(fs, len(r.text) + len(_SEP), len(t)) if fs and s.text else []
              for r, s, t, fs in zip(recs, layouts, texts, found, strict=True)]
     blocked = {f.entity for fs in (*mains, *sides) for f in fs if policy.action(f.entity) == "block"}
     if blocked:
         raise PiiBlocked(tuple(sorted(blocked)))
     out = []
     for rec, side, main_f, side_f in zip(recs, layouts, mains, sides, strict=True):
-        entities = {f.entity for f in (*main_f, *side_f)}
-        masked = {e for e in entities if policy.action(e) == "mask"}
         reason = None
         if detect_injection is not None:
             reason = _guard(detect_injection, rec, side.text)
+        if not main_f and not side_f:  # nothing found (most turns): the record as given
+            out.append(Gated(rec, (), (), reason))
+            continue
+        entities = {f.entity for f in (*main_f, *side_f)}
+        masked = {e for e in entities if policy.action(e) == "mask"}
         base, text = side.rebuild(rec, side_f, policy), mask(rec.text, main_f, policy)
         gated = base if text is base.text else replace(base, text=text)  # nothing masked: no copy
         out.append(Gated(gated, tuple(sorted(entities)), tuple(sorted(masked)), reason))

@@ -6,6 +6,7 @@ A row names a raw line by file and byte range. Losing the database loses nothing
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 from collections.abc import Sequence
@@ -34,11 +35,12 @@ CREATE TABLE IF NOT EXISTS queue (
 class Queue:
     def __init__(self, path: Path) -> None:
         self.path = path
+        self._file = str(path)  # every add() checks it is still there: os.path, not pathlib
         self._local = threading.local()
 
     def _db(self) -> sqlite3.Connection:
         db = getattr(self._local, "db", None)
-        if db is None or not self.path.exists():
+        if db is None or not os.path.exists(self._file):
             if db is not None:
                 db.close()
             self.path.parent.mkdir(parents=True, exist_ok=True)
