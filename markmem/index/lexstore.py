@@ -159,6 +159,11 @@ class Rows(MutableSequence[Info]):
             self._list = [self._seen[i] or self._row(i) for i in range(self._n)]  # type: ignore[misc]
         return self._list
 
+    def settle(self) -> list[Info]:
+        """Every row decoded, as the plain list this object works on from now (the lexicon then
+        reads that list itself: a list index, not a method call per row)."""
+        return self._all()
+
     def __len__(self) -> int:
         return len(self._list) if self._list is not None else self._n
 
