@@ -73,7 +73,7 @@ DEFAULT = Recipe()
 GRAPH = Recipe(graph_depth=10)  # Settings.graph_lane / MARKMEM_GRAPH_LANE=1
 
 
-@dataclass
+@dataclass(slots=True)  # ~50 a search, their fields read everywhere: slots read faster than a __dict__
 class Cand:
     kind: str  # "turn" | "claim"
     id: str
