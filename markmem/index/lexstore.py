@@ -128,6 +128,9 @@ def _rows(rows: Sequence[Info]) -> tuple[np.ndarray, np.ndarray]:
     return np.frombuffer(b"".join(blobs), np.uint8), at
 
 
+_ALL_LOCK = threading.Lock()
+
+
 class Rows(MutableSequence[Info]):
     """A saved lexicon's ``info`` (``_rows``), each row decoded when first read: a fresh process's
     first search reads the rows of its few candidates, not all of them (unmarshalling 10k tuples
@@ -156,7 +159,9 @@ class Rows(MutableSequence[Info]):
 
     def _all(self) -> list[Info]:
         if self._list is None:
-            self._list = [self._seen[i] or self._row(i) for i in range(self._n)]  # type: ignore[misc]
+            with _ALL_LOCK:  # one list, whichever thread (a search settling, a write) gets here first
+                if self._list is None:
+                    self._list = [self._seen[i] or self._row(i) for i in range(self._n)]  # type: ignore[misc]
         return self._list
 
     def settle(self) -> list[Info]:
