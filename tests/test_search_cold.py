@@ -390,3 +390,28 @@ def test_saved_rows_refuse_an_inconsistent_table() -> None:
     odd = np.frombuffer(marshal.dumps(["not", "a", "row"]), np.uint8)
     with pytest.raises(ValueError):
         lexstore.Rows(odd, np.array([0, len(odd)], np.int64))[0]
+
+
+def test_saved_rows_settle_into_a_list_after_a_quarter_is_read(repo: Path) -> None:
+    """``Lexicon.light`` reads a saved lexicon's rows one by one until it has read a quarter of their number,
+    then swaps them for the plain list they stand for: the same light rows before and after, and a write
+    (an upsert catching turns up) still works on it."""
+    m, loaded, built = _saved_and_built(repo)
+    assert loaded is not None and isinstance(loaded.info, lexstore.Rows)
+    n = len(built.info)
+    docs = list(range(n))
+    want = built.light("alice", docs)
+    first = loaded.light("alice", docs[:1])
+    assert isinstance(loaded.info, lexstore.Rows) and first == want[:1]
+    assert loaded.light("alice", docs) == want  # past a quarter: settled
+    assert type(loaded.info) is list and loaded.info == built.info
+    assert loaded.light("alice", docs[::-1]) == want[::-1]
+    m.close()
+    fresh_process()
+    m = open_mem(repo)
+    before = results(m)
+    m.add([{"role": "user", "content": "I moved to Oslo last week with Anna."}], user_id="alice")
+    m.flush()
+    after = results(m)
+    assert before != after and after == rebuilt(m, pytest.MonkeyPatch())
+    m.close()

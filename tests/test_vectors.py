@@ -228,3 +228,19 @@ def test_a_search_in_a_fresh_process_does_not_import_model2vec(tmp_path: Path) -
     proc = run_python(code)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "False"
+
+
+def test_embed_each_gives_embed_of_each_text_bit_for_bit(embedder: Embedder) -> None:
+    """read.passage embeds a turn's sentences with ``embed_each``: each row must be the row ``embed([text])``
+    gives, bit for bit (plain ASCII, accents, unknown words, blanks, a text past the fast path's length)."""
+    texts = [*SENTENCES, "Café au lait à Zürich, naïve résumé.", "", "   ", "zzqxjw vbnmkl qwpoiu",
+             "??? !!!", "I moved to Lisbon in 2019. Before that I lived in Porto.", "word " * 700,
+             "Ünïcödé only", "the the the the", "x"]
+    from markmem.adapters.deferred import DeferredEmbedder
+
+    for each in (embedder.embed_each, DeferredEmbedder("builtin", lambda: embedder).embed_each):  # type: ignore[attr-defined]
+        got = np.asarray(each(texts))
+        want = np.vstack([np.asarray(embedder.embed([t]), dtype=np.float32) for t in texts])
+        assert got.dtype == want.dtype == np.float32 and got.shape == want.shape
+        assert got.tobytes() == want.tobytes()
+    assert float(np.abs(want[0]).sum()) > 0  # a real vector, not zeros on both sides

@@ -94,6 +94,16 @@ class DeferredEmbedder:
     def embed(self, texts: Sequence[str]):  # type: ignore[no-untyped-def]  # -> numpy.ndarray
         return self.embedder().embed(texts)
 
+    def embed_each(self, texts: Sequence[str]):  # type: ignore[no-untyped-def]  # -> numpy.ndarray
+        """One row per text, as ``embed([text])`` (the real embedder's ``embed_each`` when it has one)."""
+        real = self.embedder()
+        each = getattr(real, "embed_each", None)
+        if each is not None:
+            return each(texts)
+        import numpy as np
+
+        return np.vstack([np.asarray(real.embed([t]), dtype=np.float32) for t in texts])
+
 
 class DeferredExtractor:
     """An Extractor that builds ``load()``'s extractor on its first ``extract`` (a compile)."""

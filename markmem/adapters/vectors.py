@@ -92,6 +92,40 @@ class Model2VecEmbedder:
             vectors = np.asarray(self._model.encode(texts, normalize=False), dtype=np.float32)
         return _normalise(vectors.reshape(len(texts), self.dim))
 
+    def embed_each(self, texts: Sequence[str]) -> np.ndarray:
+        """One row per text, each bit for bit the row ``embed([text])`` gives (a turn's sentences,
+        read.passage), the plain texts' rows in one pass: their integer token rows summed by
+        ``np.add.reduceat`` (exact in int64, as ``_mean_rows``), divided and normalised together."""
+        texts = list(texts)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        model = self._model
+        table = getattr(model, "embedding", None)
+        if not (self._direct and isinstance(model, _Builtin) and table is not None and table.dtype.kind in "iub"):
+            for row, text in enumerate(texts):
+                out[row] = self.embed([text])[0]
+            return out
+        flat: list[int] = []
+        starts, counts, rows, alone = [], [], [], []
+        for row, text in enumerate(texts):
+            got = model.fast_ids(text) if len(text) <= self._fast_chars else None
+            if got is None:  # outside the fast path: embed() itself
+                alone.append(row)
+                continue
+            ids = [i for i in got if i != self._unk_id]
+            if ids:
+                starts.append(len(flat))
+                counts.append(len(ids))
+                rows.append(row)
+                flat += ids
+        if rows:
+            total = np.add.reduceat(table.take(flat, axis=0), starts, axis=0, dtype=np.int64).astype(np.float64)
+            np.true_divide(total, np.array(counts, np.intp)[:, None], out=total, casting="unsafe")
+            out[rows] = total
+        out = _normalise(out)
+        for row in alone:
+            out[row] = self.embed([texts[row]])[0]
+        return out
+
     def _lookup(self, texts: list[str]) -> np.ndarray:
         model = self._model
         fast = model.fast_ids(texts[0]) if len(texts) == 1 and isinstance(model, _Builtin) else None

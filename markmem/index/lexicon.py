@@ -218,6 +218,7 @@ class Lexicon:
     # derived, filled by searches (``topk``): phrase -> its bm25 terms at ``scored_at`` (stamp, totals)
     scored: dict[tuple[int, bool, float], Scored] = field(default_factory=dict)
     scored_at: tuple[Stamp, int, int] | None = None
+    reads: int = 0  # rows ``light`` has read from a saved ``info`` (it is decoded whole past a quarter of it)
 
     # -- postings ---------------------------------------------------------------------------
     def postings(self, term: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -258,6 +259,11 @@ class Lexicon:
         """Rows as ``read.fts`` light rows (``TURN_COLS`` less what only a hit shows); ``rowids``:
         the docs' rowids when the caller has them."""
         info, valid_at = self.info, self.valid_at
+        if type(info) is not list:  # a saved lexicon's rows, decoded one by one through a Python method
+            self.reads += len(docs)
+            settle = getattr(info, "settle", None)
+            if settle is not None and self.reads * 4 > len(info):  # a warm process: read them as a list from now
+                self.info = info = settle()
         if rowids is None:
             rowids = self.rowid[list(docs)].tolist() if len(docs) else []
         out = []

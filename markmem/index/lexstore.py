@@ -128,6 +128,9 @@ def _rows(rows: Sequence[Info]) -> tuple[np.ndarray, np.ndarray]:
     return np.frombuffer(b"".join(blobs), np.uint8), at
 
 
+_ALL_LOCK = threading.Lock()
+
+
 class Rows(MutableSequence[Info]):
     """A saved lexicon's ``info`` (``_rows``), each row decoded when first read: a fresh process's
     first search reads the rows of its few candidates, not all of them (unmarshalling 10k tuples
@@ -156,8 +159,15 @@ class Rows(MutableSequence[Info]):
 
     def _all(self) -> list[Info]:
         if self._list is None:
-            self._list = [self._seen[i] or self._row(i) for i in range(self._n)]  # type: ignore[misc]
+            with _ALL_LOCK:  # one list, whichever thread (a search settling, a write) gets here first
+                if self._list is None:
+                    self._list = [self._seen[i] or self._row(i) for i in range(self._n)]  # type: ignore[misc]
         return self._list
+
+    def settle(self) -> list[Info]:
+        """Every row decoded, as the plain list this object works on from now (the lexicon then
+        reads that list itself: a list index, not a method call per row)."""
+        return self._all()
 
     def __len__(self) -> int:
         return len(self._list) if self._list is not None else self._n

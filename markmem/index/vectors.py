@@ -107,7 +107,8 @@ class Matrix:
         at = self.turn_at[i]
         ok = self.turn_rowid[i] == want
         # the id itself, compared for these few rows only (no hash of every row's id at load: ~2-10 ms at 10k)
-        ok &= np.fromiter((self.ids[a] == x for a, x in zip(at.tolist(), ids, strict=True)), bool, len(ids))
+        mine = self.ids
+        ok &= np.array([mine[a] == x for a, x in zip(at.tolist(), ids, strict=True)], bool)
         return np.where(ok, at, -1)
 
 

@@ -81,12 +81,27 @@ def _embed(ctx: Context, turns: list[Cand], user_id: str) -> dict[str, np.ndarra
     assert ctx.embedder is not None
     texts = _texts(ctx, turns, user_id)
     made = {}
+    pieces: dict[str, list[str]] = {}
     for c in turns:
         sentences = split(texts.get(c.id) or "")
-        vecs = np.zeros((0, 1), dtype=np.float32) if len(sentences) < 2 else \
-            np.vstack([np.asarray(ctx.embedder.embed([s]), dtype=np.float32) for s in sentences])
-        vecs.flags.writeable = False
-        made[c.id] = vecs
+        if len(sentences) < 2:
+            vecs = np.zeros((0, 1), dtype=np.float32)
+            vecs.flags.writeable = False
+            made[c.id] = vecs
+        else:
+            made[c.id] = np.zeros((0, 1), dtype=np.float32)  # its place in the order, filled below
+            pieces[c.id] = sentences
+    if pieces:  # every sentence of these turns in one call: the rows embed([sentence]) gives, one by one
+        each = getattr(ctx.embedder, "embed_each", None)
+        flat = [s for sentences in pieces.values() for s in sentences]
+        rows = np.asarray(each(flat), dtype=np.float32) if each is not None else \
+            np.vstack([np.asarray(ctx.embedder.embed([s]), dtype=np.float32) for s in flat])
+        at = 0
+        for rid, sentences in pieces.items():
+            vecs = rows[at: at + len(sentences)].copy()
+            at += len(sentences)
+            vecs.flags.writeable = False
+            made[rid] = vecs
     name = ctx.embedder.name
     with _cache_lock:
         for rid, vecs in made.items():

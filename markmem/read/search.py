@@ -265,7 +265,8 @@ def _hits(ctx: Context, ranked: list[Cand], user_id: str, recipe: Recipe, top_bm
 
 
 def _turn_hit(row: dict[str, Any], c: Cand, explain: dict[str, Any] | None) -> Hit:
-    src = Source(row["id"], row["path"], row["occurred_at"], json.loads(row["metadata"] or "{}"))
+    meta = row["metadata"]
+    src = Source(row["id"], row["path"], row["occurred_at"], {} if not meta or meta == "{}" else json.loads(meta))
     return Hit(id=row["id"], kind="turn", score=round(c.score, 6), text=row["content"], user_id=row["user_id"],
                valid_from=row["valid_at"], valid_until=c.row.get("valid_until"), sources=(src,), explain=explain,
                superseded_by=c.row.get("superseded_by"), role=c.row.get("role") or row.get("role"),

@@ -93,12 +93,15 @@ def _rerank_only(m: index.Matrix, query: np.ndarray, wanted: Collection[tuple[st
     keys: list[tuple[str, str]] = []
     at: list[int] = []
     if rows is not None:
-        for k, i in zip(by_rowid, rows.tolist(), strict=True):
-            if i >= 0:
-                keys.append(k)
-                at.append(i)
-        found = set(by_rowid)
-        rest = [k for k in wanted if k not in found]
+        got = rows.tolist()
+        if got and min(got) >= 0:  # the usual case: every wanted turn has its row
+            keys, at = list(by_rowid), got
+        else:
+            for k, i in zip(by_rowid, got, strict=True):
+                if i >= 0:
+                    keys.append(k)
+                    at.append(i)
+        rest = [k for k in wanted if k not in rowids]  # by_rowid's complement in wanted, in wanted's order
     else:
         rest = list(wanted)
     pos = m.pos
