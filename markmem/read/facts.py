@@ -52,6 +52,10 @@ def rerank(cache: Cache, user_id: str, ranked: list[Cand], query: str = "",
     echoed.update(turnmarks.topical(cache, user_id, ranked, stale, echoed, ledger, present, book))
     echoed.update(ended.marks(cache, ranked, stale, echoed, ledger, present, user_id, book))
     cited.mark(ranked, stale, echoed)
+    if REPLACED_NAMES:
+        more = turnmarks.naming_replaced(ranked, stale, echoed, *turnmarks.known(ledger, ranked, present, book))
+        cited.mark(ranked, {}, more)
+        echoed.update(more)
     have = {c.id for c in ranked if c.kind == "claim"}
     marked = set(echoed)
     chains = {c.row["superseded_by"]: c for c in ranked
@@ -142,6 +146,7 @@ def mark(cache: Cache, user_id: str, ranked: list[Cand], at: str,
     return _unmarked_first(ranked, SWAP_WITHIN)
 
 
+REPLACED_NAMES = True  # False: no turn is marked for naming what a replaced turn named (before h-stale3)
 SWAP_WITHIN = 5  # a marked first turn is swapped only with a claim or turn of the first five: the set of
 # the top five stays what it was (LongMemEval's and LoCoMo's any@5 count turns there)
 

@@ -4,6 +4,8 @@ an ``as_of`` search) a turn telling of a plan not yet true then."""
 
 from __future__ import annotations
 
+import re
+from functools import lru_cache
 from typing import Any
 
 from ..index import claimbook
@@ -125,3 +127,76 @@ def _stated(cache: Cache, user_id: str, claims: list[dict[str, Any]]) -> dict[st
     return out
 
 
+
+
+# -- turns naming what a replaced turn named ------------------------------------------------------
+# A turn marked replaced by its topic (``topical``: "my apartment in Lyon is so noisy" before "we signed
+# a lease in Grenoble") or cited only by closed claims names the old value, but the ledger never held
+# it as a value, so a later "the Lyon flat's deposit still hasn't come back" or the assistant's "Octopus
+# has good tariffs" is shown as if it still held. The names the replaced turn gives a place, a firm or a
+# provider ("in Lyon", "with Octopus", "at Marlow's") are the old values; another candidate turn that no
+# claim valid now cites and that names one of them is marked like the replaced turn.
+_PLACE = re.compile(r"\b(?:in|at|with|from|near|for|to|on|of|into|outside|around)\s+((?:[A-Z][\w'’&-]*)(?:\s+[A-Z][\w'’&-]*){0,2})")
+_NOT_NAMES = frozenset(
+    "i i'm i've i'll i'd monday tuesday wednesday thursday friday saturday sunday january february march april "
+    "may june july august september october november december christmas easter the my our a an".split())
+
+
+@lru_cache(maxsize=8192)
+def place_names(text: str) -> tuple[str, ...]:
+    """The names ``text`` gives after a preposition ("in Lyon", "with Octopus", "at Marlow's Bistro"):
+    each capitalised word (casefolded, without a possessive 's), months, days and "I" left out."""
+    out: list[str] = []
+    for m in _PLACE.finditer(text):
+        for w in m.group(1).split():
+            k = w.casefold().replace("’", "'")
+            k = k[:-2] if k.endswith("'s") else k
+            if len(k) >= 3 and k not in _NOT_NAMES:
+                out.append(k)
+    return tuple(dict.fromkeys(out))
+
+
+def known(ledger: list[dict[str, Any]], ranked: list[Cand], at: str,
+          book: claimbook.Book | None) -> tuple[set[str], set[str], set[str]]:
+    """For ``naming_replaced``: the turns a claim valid at ``at`` cites (or that ended a claim), the
+    words of the values of the claims valid at ``at`` and the people named (claims' subjects, speakers),
+    casefolded; the first two kept on the ledger's state."""
+    now = echo.state(ledger, at, book)
+    held: set[str] | None = now.__dict__.get("_held_words")
+    if held is None:
+        held = now.__dict__["_held_words"] = {w for r in ledger if echo.active(r, at)
+                                              for w in echo.value_words(str(r.get("value") or ""))}
+    names = {s.casefold() for s in now.subjects} | {str(c.row.get("speaker") or "").casefold() for c in ranked}
+    return now.cited, held, names
+
+
+def naming_replaced(ranked: list[Cand], stale: dict[str, Any], echoed: dict[str, Any], cited: set[str],
+                    held: set[str], names: set[str]) -> dict[str, Any]:
+    """Candidate turns, not yet marked and cited by no claim valid now, naming a place name
+    (``place_names``) of a user's turn marked replaced (``echoed``, or ``stale``: cited only by closed
+    claims): id -> that turn's mark. ``held``: the words of the values of claims valid now (a name
+    one of them holds is current); ``names``: people (claims' subjects, speakers), never old values."""
+    old: dict[str, dict[str, Any]] = {}
+    for c in ranked:
+        if c.kind != "turn" or c.row.get("role") not in (None, "user") or not c.row.get("valid_until"):
+            continue
+        if c.id not in echoed and c.id not in stale:
+            continue
+        mark = {"valid_until": c.row["valid_until"], "superseded_by": c.row.get("superseded_by")}
+        for name in place_names(str(c.row.get("content") or "")):
+            if name not in held and name not in names and (
+                    name not in old or str(old[name]["valid_until"]) < str(mark["valid_until"])):
+                old[name] = mark
+    if not old:
+        return {}
+    out: dict[str, Any] = {}
+    for c in ranked:
+        if c.kind != "turn" or c.id in stale or c.id in echoed or c.id in cited or c.row.get("valid_until"):
+            continue
+        low = str(c.row.get("content") or "").casefold().replace("’", "'")
+        if ":" in low[:40] and 0 < low.find(":") < 40:
+            continue  # a transcript's "Caroline: ..." line: its speakers change topics, not facts
+        found = [old[n] for n in old if echo.named(low, n)]
+        if found:
+            out[c.id] = max(found, key=lambda m: str(m["valid_until"]))
+    return out
