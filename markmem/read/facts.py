@@ -53,7 +53,11 @@ def rerank(cache: Cache, user_id: str, ranked: list[Cand], query: str = "",
     echoed.update(ended.marks(cache, ranked, stale, echoed, ledger, present, user_id, book))
     cited.mark(ranked, stale, echoed)
     if REPLACED_NAMES:
-        more = turnmarks.naming_replaced(ranked, stale, echoed, *turnmarks.known(ledger, ranked, present, book))
+        known = turnmarks.known(ledger, ranked, present, book)
+        more = turnmarks.naming_replaced(ranked, stale, echoed, *known)
+        if OLDER_NAMED and whose.ABOUT_USER.search(query.casefold()) and not asks_assistant(query):
+            facts = echo.one_valued(ledger, turnmarks.predicates(cache, user_id, book), user_id, present)
+            more.update(turnmarks.older_named(ranked, stale, {**echoed, **more}, *known, facts))
         cited.mark(ranked, {}, more)
         echoed.update(more)
     have = {c.id for c in ranked if c.kind == "claim"}
@@ -146,6 +150,7 @@ def mark(cache: Cache, user_id: str, ranked: list[Cand], at: str,
     return _unmarked_first(ranked, SWAP_WITHIN)
 
 
+OLDER_NAMED = True  # False: no older turn is marked replaced by the fact a question about the user found
 REPLACED_NAMES = True  # False: no turn is marked for naming what a replaced turn named (before h-stale3)
 SWAP_WITHIN = 5  # a marked first turn is swapped only with a claim or turn of the first five: the set of
 # the top five stays what it was (LongMemEval's and LoCoMo's any@5 count turns there)

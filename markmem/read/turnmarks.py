@@ -13,6 +13,7 @@ from ..index.cache import Cache
 from . import echo
 from .cited import KEEP_TURNS
 from .fuse import Cand
+from . import kinds
 from .kinds import low_content
 
 
@@ -64,7 +65,7 @@ def topical(cache: Cache, user_id: str, ranked: list[Cand], stale: dict[str, Any
              and c.id not in now.cited and c.row.get("valid_at")]
     if not turns:
         return {}
-    facts = echo.one_valued(ledger, _predicates(cache, user_id, book), user_id, at)
+    facts = echo.one_valued(ledger, predicates(cache, user_id, book), user_id, at)
     if not facts:
         return {}
     said = {c.id: (str(c.row.get("content") or ""), str(c.row["valid_at"]), int(c.row.get("rowid") or 0))
@@ -73,7 +74,7 @@ def topical(cache: Cache, user_id: str, ranked: list[Cand], stale: dict[str, Any
     return echo.newer_on_topic(said, facts, rowids)
 
 
-def _predicates(cache: Cache, user_id: str, book: claimbook.Book | None) -> dict[str, str]:
+def predicates(cache: Cache, user_id: str, book: claimbook.Book | None) -> dict[str, str]:
     """Claim id -> predicate of the user's live claims (kept on the claim book while it is unchanged)."""
     kept: dict[str, str] | None = getattr(book, "_echo_preds", None)
     if kept is not None:
@@ -136,7 +137,7 @@ def _stated(cache: Cache, user_id: str, claims: list[dict[str, Any]]) -> dict[st
 # has good tariffs" is shown as if it still held. The names the replaced turn gives a place, a firm or a
 # provider ("in Lyon", "with Octopus", "at Marlow's") are the old values; another candidate turn that no
 # claim valid now cites and that names one of them is marked like the replaced turn.
-_PLACE = re.compile(r"\b(?:in|at|with|from|near|for|to|on|of|into|outside|around)\s+((?:[A-Z][\w'’&-]*)(?:\s+[A-Z][\w'’&-]*){0,2})")
+_PLACE = re.compile(r"\b(?:in|at|with|from|near|for|to|on|of|into|outside|around)\s+(?:(?:a|an|the|my|our)\s+)?((?:[A-Z][\w'’&-]*)(?:\s+[A-Z][\w'’&-]*){0,2})")
 _NOT_NAMES = frozenset(
     "i i'm i've i'll i'd monday tuesday wednesday thursday friday saturday sunday january february march april "
     "may june july august september october november december christmas easter the my our a an".split())
@@ -199,4 +200,38 @@ def naming_replaced(ranked: list[Cand], stale: dict[str, Any], echoed: dict[str,
         found = [old[n] for n in old if echo.named(low, n)]
         if found:
             out[c.id] = max(found, key=lambda m: str(m["valid_until"]))
+    return out
+
+
+# -- older turns naming another name than the fact the question found ------------------------------
+# "im at Oriel Systems on the backend team" (January), then "joined fennick & co as their first
+# engineer" (March): the ledger read the second as the employer and never the first, whose words are
+# not the slot's ("at", no "work"), so ``topical`` cannot tell it is the same fact. A question about
+# the user that finds the one-valued fact now held finds the older turn beside it: a user's statement
+# said before that fact began, naming a different name where a value goes ("at Oriel", "on a Vespa",
+# "in Bergen"), is marked replaced by it.
+def older_named(ranked: list[Cand], stale: dict[str, Any], echoed: dict[str, Any], cited: set[str],
+                held: set[str], names: set[str], facts: list[dict[str, Any]]) -> dict[str, Any]:
+    """Candidate user turns said before the start of the first one-valued fact of the user's among
+    the candidate claims (``facts``: ``echo.one_valued``), cited by no claim valid now, naming a place
+    name (``place_names``) that no claim valid now holds and no person bears, and not naming the fact's
+    value: id -> the fact's mark (replaced when it began)."""
+    one = {str(f["id"]): f for f in facts}
+    fact = next((one[c.id] for c in ranked if c.kind == "claim" and c.id in one), None)
+    if fact is None or not fact.get("valid_from"):
+        return {}
+    start = str(fact["valid_from"])
+    value = echo.value_words(str(fact.get("value") or ""))
+    whole = " ".join(str(fact.get("value") or "").casefold().split())
+    out: dict[str, Any] = {}
+    for c in ranked:
+        if c.kind != "turn" or c.row.get("role") not in (None, "user") or c.id in stale or c.id in echoed \
+                or c.id in cited or c.row.get("valid_until") or not str(c.row.get("valid_at") or "") < start:
+            continue
+        text = str(c.row.get("content") or "")
+        if (":" in text[:40] and 0 < text.find(":") < 40) or kinds.states_nothing(c) or low_content(text):
+            continue
+        found = [n for n in place_names(text) if n not in held and n not in names and n not in value]
+        if found and not echo.named(text.casefold().replace("’", "'"), whole):
+            out[c.id] = {**fact, "valid_until": start, "superseded_by": fact["id"]}
     return out
