@@ -58,6 +58,8 @@ def rerank(cache: Cache, user_id: str, ranked: list[Cand], query: str = "",
         if OLDER_NAMED and whose.ABOUT_USER.search(query.casefold()) and not asks_assistant(query):
             facts = echo.one_valued(ledger, turnmarks.predicates(cache, user_id, book), user_id, present)
             more.update(turnmarks.older_named(ranked, stale, {**echoed, **more}, *known, facts))
+        if LAPSED:
+            more.update(turnmarks.lapsed(ranked, stale, {**echoed, **more}, known[0], present))
         cited.mark(ranked, {}, more)
         echoed.update(more)
     have = {c.id for c in ranked if c.kind == "claim"}
@@ -150,6 +152,7 @@ def mark(cache: Cache, user_id: str, ranked: list[Cand], at: str,
     return _unmarked_first(ranked, SWAP_WITHIN)
 
 
+LAPSED = True  # False: a stay "for the week" said long ago is not marked ended
 OLDER_NAMED = True  # False: no older turn is marked replaced by the fact a question about the user found
 REPLACED_NAMES = True  # False: no turn is marked for naming what a replaced turn named (before h-stale3)
 SWAP_WITHIN = 5  # a marked first turn is swapped only with a claim or turn of the first five: the set of

@@ -5,10 +5,12 @@ an ``as_of`` search) a turn telling of a plan not yet true then."""
 from __future__ import annotations
 
 import re
+from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
 from ..index import claimbook
+from ..ids import format_time
 from ..index.cache import Cache
 from . import echo
 from .cited import KEEP_TURNS
@@ -234,4 +236,62 @@ def older_named(ranked: list[Cand], stale: dict[str, Any], echoed: dict[str, Any
         found = [n for n in place_names(text) if n not in held and n not in names and n not in value]
         if found and not echo.named(text.casefold().replace("’", "'"), whole):
             out[c.id] = {**fact, "valid_until": start, "superseded_by": fact["id"]}
+    return out
+
+
+# -- a stay or a stand-in for a while, over by now ---------------------------------------------------
+# "I'm house-sitting in Brighton till the 20th", "hire car for the week, a fiat 500", "it's the bus for
+# the next month or so": the user said it would last a while; no claim valid now cites it (the ledger
+# read no lasting fact from it, or bounded the fact it read). Once that while is certainly over (its
+# longest reading: "a week" is 8 days, "a month" 35), the turn is marked ended then. A "been ... for a
+# month" tells how long something has lasted, not how long it will: never marked.
+_SPAN = re.compile(
+    r"\b(?:(?P<w>(?:for|this|for the next|over the) (?:the )?(?:week|7 days)|"
+    r"(?:for|till|until|til) (?:the )?end of (?:the |this )?week)|"
+    r"(?P<nw>next week)|(?P<we>(?:this|for the|over the) weekend)|"
+    r"(?P<d>for (?:a |the )?(?:few|couple of|couple|2|two|3|three) (?:days|nights)|for (?:the )?(?:day|night)|"
+    r"(?:till|until|til) (?:mon|tues|wednes|thurs|fri|satur|sun)day)|"
+    r"(?P<f>for (?:a |the next )?(?:fortnight|couple of weeks|few weeks|two weeks|2 weeks|three weeks|3 weeks)|"
+    r"this fortnight|(?:till|until|til) the \d{1,2}(?:st|nd|rd|th)?\b)|"
+    r"(?P<m>for (?:a|the|the next|one) month|this month|for (?:the rest of )?(?:this|the) month)|"
+    r"(?P<s>for the (?:summer|winter|spring|autumn|season|term|semester)))\b", re.IGNORECASE)
+_LASTED = re.compile(r"\b(?:been|for the (?:past|last)|already|since|ago|every|each|usually|always|"
+                     r"mov(?:e|ed|ing)|relocat\w*|start\w*|switch\w*|join\w*|from now|permanent\w*|for good)\b",
+                     re.IGNORECASE)  # how long it has lasted, or a lasting change ("moving to Leiden this month")
+_DAYS = {"w": 8, "nw": 15, "we": 4, "d": 8, "f": 32, "m": 35, "s": 125}
+
+
+@lru_cache(maxsize=8192)
+def span_days(text: str) -> int | None:
+    """How many days at most ``text`` says its state lasts from when it was said (``_SPAN``), or None."""
+    if _LASTED.search(text) or "?" in text:
+        return None
+    m = _SPAN.search(text)
+    if m is None:
+        return None
+    return max(_DAYS[k] for k, v in m.groupdict().items() if v)
+
+
+def lapsed(ranked: list[Cand], stale: dict[str, Any], echoed: dict[str, Any], cited: set[str],
+           at: str) -> dict[str, Any]:
+    """User turns no claim valid at ``at`` cites, telling of a state for a while (``span_days``) that
+    is over by ``at``: id -> their mark (``valid_until``: the end of that while; no successor)."""
+    out: dict[str, Any] = {}
+    for c in ranked:
+        if c.kind != "turn" or c.row.get("role") not in (None, "user") or c.id in stale or c.id in echoed \
+                or c.id in cited or c.row.get("valid_until") or not c.row.get("valid_at"):
+            continue
+        text = str(c.row.get("content") or "")
+        if ":" in text[:40] and 0 < text.find(":") < 40:
+            continue  # a transcript's line
+        days = span_days(text)
+        if days is None:
+            continue
+        try:
+            end = format_time(datetime.fromisoformat(str(c.row["valid_at"]).replace("Z", "+00:00"))
+                              + timedelta(days=days))
+        except ValueError:
+            continue
+        if end <= at:
+            out[c.id] = {"valid_until": end, "superseded_by": None}
     return out
