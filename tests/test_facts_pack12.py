@@ -39,6 +39,8 @@ SCENARIOS: dict[str, list[Turn]] = {
                ("user", "2025-04-16T09:00:00Z", "moved our energy to Voltaro")],
     "u-desk": [("user", "2025-01-20T09:00:00Z", "I'm on the support desk at Quillfield Telecom, the scripts are awful"),
              ("user", "2025-03-20T09:00:00Z", "joined Brambly & Co as their first engineer")],
+    "u-plan": [("user", "2026-01-05T09:00:00Z", "I'm a nurse on the renal ward"),
+               ("user", "2026-03-02T09:00:00Z", "got the theatre job!! i start there in june")],
     "u-stay": [("user", "2025-02-01T09:00:00Z", "I live in Bristol"),
              ("user", "2025-04-02T09:00:00Z", "house-sitting in Bath for my aunt till the 20th, she has three cats")],
 }
@@ -116,6 +118,32 @@ def test_a_stay_for_a_while_is_marked_ended_once_over(mem: Memory, switch: pytes
     assert any("Bath" in h.text and h.valid_until is None for h in during), "an as_of search within it: not ended"
     switch.setattr(facts, "LAPSED", False)
     assert not _all_marked(_shown(mem, q, "u-stay", "bath"))
+
+
+def test_a_plan_no_claim_holds_is_not_yet_true_before_its_date(mem: Memory, switch: pytest.MonkeyPatch) -> None:
+    q, april = "Which ward does the user work on?", "2026-04-10T00:00:00Z"
+    plan = [h for h in mem.search(q, user_id="u-plan", top_k=5, as_of=april) if "theatre" in h.text]
+    assert plan and plan[0].starts is not None and plan[0].starts.startswith("2026-06-01"), plan
+    pack = str(mem.search(q, user_id="u-plan", top_k=5, as_of=april, format="context"))
+    assert any("theatre" in ln and "not yet true: from 2026-06-01" in ln for ln in pack.splitlines()), pack
+    july = [h for h in mem.search(q, user_id="u-plan", top_k=5, as_of="2026-07-01T00:00:00Z") if "theatre" in h.text]
+    assert july and july[0].starts is None, "begun by then"
+    switch.setattr(facts, "PLANS", False)
+    assert all(h.starts is None for h in mem.search(q, user_id="u-plan", top_k=5, as_of=april))
+
+
+@pytest.mark.parametrize(("text", "said", "starts"), [
+    ("got the ICU job!! i start there in april", "2026-02-20T09:00:00Z", "2026-04-01"),
+    ("I'll be store manager after christmas, they confirmed it today!", "2025-12-01T09:00:00Z", "2025-12-25"),
+    ("next year we'll be relocating to Glasgow, probably feb", "2025-09-01T09:00:00Z", "2026-01-01"),
+    ("starting in september I'll be coaching the under 12s", "2026-04-10T09:00:00Z", "2026-09-01"),
+    ("I may start running", "2026-01-01T09:00:00Z", None),
+    ("should I start in may?", "2026-01-01T09:00:00Z", None),
+    ("I moved to Leeds in march", "2026-05-01T09:00:00Z", None),
+])
+def test_when_a_plan_begins(text: str, said: str, starts: str | None) -> None:
+    got = turnmarks.plan_start(text, said)
+    assert (got[:10] if got else None) == starts
 
 
 @pytest.mark.parametrize(("text", "days"), [

@@ -146,12 +146,15 @@ def mark(cache: Cache, user_id: str, ranked: list[Cand], at: str,
     echoed.update(turnmarks.topical(cache, user_id, ranked, stale, echoed, ledger, at, book))
     cited.mark(ranked, stale, echoed)
     planned = turnmarks.planned(cache, user_id, ranked, ledger, at)
+    if PLANS:
+        planned.update(turnmarks.plans(ranked, ledger, {**stale, **echoed, **planned}, at))
     for c in ranked:
         if c.id in planned:
             c.row = {**c.row, "starts": planned[c.id]}
     return _unmarked_first(ranked, SWAP_WITHIN)
 
 
+PLANS = True  # False: a plan no claim holds ("i start there in april") is not marked in an as_of search
 LAPSED = True  # False: a stay "for the week" said long ago is not marked ended
 OLDER_NAMED = True  # False: no older turn is marked replaced by the fact a question about the user found
 REPLACED_NAMES = True  # False: no turn is marked for naming what a replaced turn named (before h-stale3)

@@ -295,3 +295,61 @@ def lapsed(ranked: list[Cand], stale: dict[str, Any], echoed: dict[str, Any], ci
         if end <= at:
             out[c.id] = {"valid_until": end, "superseded_by": None}
     return out
+
+
+# -- a plan no claim holds, in an ``as_of`` search ----------------------------------------------------
+# "got the ICU job!! i start there in april", "I'll be store manager after christmas", "next year we'll
+# be relocating to Glasgow": the ledger read no claim from the turn (else ``planned`` finds it), so an
+# ``as_of`` search between the turn and that date shows the plan as if it held. A user's turn telling
+# of what will be, with a date phrase the write side's resolver (``write.extract_time.resolve_date``)
+# reads as after the search's time, is marked "not yet true" from that date (its ``starts``).
+_WILL = re.compile(r"\b(?:i'?ll|i will|we'?ll|we will|(?:i'?m|we'?re|i am|we are) (?:going to|gonna)|gonna|"
+                   r"start(?:s|ing)?|begin(?:s|ning)?|from next|as of)\b", re.IGNORECASE)
+_WHEN = re.compile(
+    r"\b(?:next (?:week|month|year)|after christmas|christmas|new year|"
+    r"(?:in |early |mid[- ]?|late )?(?:january|february|march|april|may|june|july|august|september|october|"
+    r"november|december|jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)|"
+    r"(?:on )?the \d{1,2}(?:st|nd|rd|th)|(?:in |next )?(?:spring|summer|autumn|fall|winter))\b", re.IGNORECASE)
+
+
+@lru_cache(maxsize=8192)
+def plan_start(text: str, said: str) -> str | None:
+    """When the plan ``text`` (said at ``said``) tells of begins: the earliest date phrase after
+    ``said`` in a turn saying what will be (``_WILL``), or None (no plan, or a question)."""
+    if "?" in text or not _WILL.search(text) or kinds._HYPOTHETICAL.match(text):
+        return None
+    from ..write.extract_time import resolve_date  # the write side's reading of "in april", "next year"
+
+    try:
+        base = datetime.fromisoformat(said.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    found = []
+    for m in _WHEN.finditer(text):
+        phrase = m.group(0).casefold().removeprefix("after ")
+        if phrase in ("may", "mar", "sep", "sept", "dec", "jan", "jun", "jul", "aug", "oct", "nov", "feb", "apr") \
+                and not m.group(0)[:1].isupper() and not text[:m.start()].casefold().rstrip().endswith("in"):
+            continue  # "may" the verb, "mar" the word: only "in may" or a capital
+        day = resolve_date(phrase, base)
+        if day is not None and day > base:
+            found.append(format_time(day))
+    return min(found) if found else None
+
+
+def plans(ranked: list[Cand], ledger: list[dict[str, Any]], done: set[str] | dict[str, Any],
+          at: str) -> dict[str, str]:
+    """User turns said by ``at`` that no claim cites, telling of a plan (``plan_start``) that begins
+    after ``at``: id -> when it begins. ``done``: turns already marked."""
+    refs = {ref for r in ledger for ref in r["_refs"]}
+    out: dict[str, str] = {}
+    for c in ranked:
+        if c.kind != "turn" or c.row.get("role") not in (None, "user") or c.id in done or c.id in refs:
+            continue
+        said = str(c.row.get("valid_at") or "")
+        text = str(c.row.get("content") or "")
+        if not said or said > at or (":" in text[:40] and 0 < text.find(":") < 40):
+            continue
+        start = plan_start(text, said)
+        if start is not None and start > at:
+            out[c.id] = start
+    return out
