@@ -162,6 +162,19 @@ def test_how_long_a_stay_lasts(text: str, days: int | None) -> None:
     assert turnmarks.span_days(text) == days
 
 
+@pytest.mark.parametrize(("text", "said", "end"), [
+    ("working from the Madrid office until the end of October, covering for someone", "2026-09-01", "2026-11-01"),
+    ("pool's closed for refurb through october so I'm doing spin for now", "2026-09-02", "2026-11-01"),
+    ("staying with my sister till january", "2026-11-01", "2027-02-01"),
+    ("using my brother's van this week", "2026-11-01", "2026-11-09"),
+    ("I'm moving to Leeds in March", "2026-01-01", None),
+    ("I live in Leeds", "2026-01-01", None),
+])
+def test_when_a_stay_is_over_at_the_latest(text: str, said: str, end: str | None) -> None:
+    got = turnmarks.span_end(text, said + "T09:00:00Z")
+    assert (got[:10] if got else None) == end
+
+
 @pytest.mark.parametrize(("text", "names"), [
     ("my flat in Lyon is so noisy", ("lyon",)),
     ("I'm with Quarrymoor for energy", ("quarrymoor",)),

@@ -272,6 +272,30 @@ def span_days(text: str) -> int | None:
     return max(_DAYS[k] for k, v in m.groupdict().items() if v)
 
 
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+           "november", "december")
+_UNTIL_MONTH = re.compile(r"\b(?:until|till|til|through|thru|to) (?:the )?(?:end of )?(?P<m>" +
+                          "|".join(_MONTHS) + r")\b", re.IGNORECASE)
+
+
+@lru_cache(maxsize=8192)
+def span_end(text: str, said: str) -> str | None:
+    """When a state ``text`` says lasts a while is over at the latest: ``span_days`` after ``said``, or
+    the end of the month it says it lasts until or through ("covering for someone until the end of
+    October", "closed for refurb through october"); None when it says neither."""
+    try:
+        base = datetime.fromisoformat(said.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    m = _UNTIL_MONTH.search(text)
+    if m is not None and not _LASTED.search(text) and "?" not in text:
+        month = _MONTHS.index(m.group("m").casefold()) + 1
+        year = base.year + (month < base.month)
+        return format_time(datetime(year + (month == 12), month % 12 + 1, 1, tzinfo=base.tzinfo))
+    days = span_days(text)
+    return None if days is None else format_time(base + timedelta(days=days))
+
+
 def lapsed(ranked: list[Cand], stale: dict[str, Any], echoed: dict[str, Any], cited: set[str],
            at: str) -> dict[str, Any]:
     """User turns no claim valid at ``at`` cites, telling of a state for a while (``span_days``) that
@@ -284,15 +308,8 @@ def lapsed(ranked: list[Cand], stale: dict[str, Any], echoed: dict[str, Any], ci
         text = str(c.row.get("content") or "")
         if ":" in text[:40] and 0 < text.find(":") < 40:
             continue  # a transcript's line
-        days = span_days(text)
-        if days is None:
-            continue
-        try:
-            end = format_time(datetime.fromisoformat(str(c.row["valid_at"]).replace("Z", "+00:00"))
-                              + timedelta(days=days))
-        except ValueError:
-            continue
-        if end <= at:
+        end = span_end(text, str(c.row["valid_at"]))
+        if end is not None and end <= at:
             out[c.id] = {"valid_until": end, "superseded_by": None}
     return out
 
