@@ -9,13 +9,12 @@ from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
-from ..index import claimbook
 from ..ids import format_time
+from ..index import claimbook
 from ..index.cache import Cache
-from . import echo
+from . import echo, kinds
 from .cited import KEEP_TURNS
 from .fuse import Cand
-from . import kinds
 from .kinds import low_content
 
 
@@ -139,7 +138,8 @@ def _stated(cache: Cache, user_id: str, claims: list[dict[str, Any]]) -> dict[st
 # has good tariffs" is shown as if it still held. The names the replaced turn gives a place, a firm or a
 # provider ("in Lyon", "with Octopus", "at Marlow's") are the old values; another candidate turn that no
 # claim valid now cites and that names one of them is marked like the replaced turn.
-_PLACE = re.compile(r"\b(?:in|at|with|from|near|for|to|on|of|into|outside|around)\s+(?:(?:a|an|the|my|our)\s+)?((?:[A-Z][\w'’&-]*)(?:\s+[A-Z][\w'’&-]*){0,2})")
+_PLACE = re.compile(r"\b(?:in|at|with|from|near|for|to|on|of|into|outside|around)\s+(?:(?:a|an|the|my|our)\s+)?"
+                    r"((?:[A-Z][\w'’&-]*)(?:\s+[A-Z][\w'’&-]*){0,2})")
 _NOT_NAMES = frozenset(
     "i i'm i've i'll i'd monday tuesday wednesday thursday friday saturday sunday january february march april "
     "may june july august september october november december christmas easter the my our a an".split())
