@@ -52,12 +52,12 @@ def rerank(cache: Cache, user_id: str, ranked: list[Cand], query: str = "",
     echoed.update(turnmarks.topical(cache, user_id, ranked, stale, echoed, ledger, present, book))
     echoed.update(ended.marks(cache, ranked, stale, echoed, ledger, present, user_id, book))
     cited.mark(ranked, stale, echoed)
-    if REPLACED_NAMES:
+    if REPLACED_NAMES or OLDER_NAMED or LAPSED:  # the steps of h-stale3 (read.turnmarks), each with its switch
         known = turnmarks.known(ledger, ranked, present, book)
-        more = turnmarks.naming_replaced(ranked, stale, echoed, *known)
+        more = turnmarks.naming_replaced(ranked, stale, echoed, *known) if REPLACED_NAMES else {}
         if OLDER_NAMED and whose.ABOUT_USER.search(query.casefold()) and not asks_assistant(query):
-            facts = echo.one_valued(ledger, turnmarks.predicates(cache, user_id, book), user_id, present)
-            more.update(turnmarks.older_named(ranked, stale, {**echoed, **more}, *known, facts))
+            one = echo.one_valued(ledger, turnmarks.predicates(cache, user_id, book), user_id, present)
+            more.update(turnmarks.older_named(ranked, stale, {**echoed, **more}, *known, one))
         if LAPSED:
             more.update(turnmarks.lapsed(ranked, stale, {**echoed, **more}, known[0], present))
         cited.mark(ranked, {}, more)
