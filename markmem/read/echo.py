@@ -140,6 +140,11 @@ def without(closed: dict[str, dict[str, Any]], names: Iterable[str]) -> dict[str
     return _without(closed, names)
 
 
+def value_words(value: str) -> frozenset[str]:
+    """The words of a value, casefolded (a possessive 's dropped too: "Marlow's" is "marlow")."""
+    return frozenset(w[:-2] if w.endswith(("'s", "’s")) else w for w in _words(value)) | _words(value)
+
+
 @lru_cache(maxsize=8192)
 def _words(value: str) -> frozenset[str]:
     return frozenset(w.casefold() for w in _WORD.findall(value))
@@ -148,6 +153,11 @@ def _words(value: str) -> frozenset[str]:
 @lru_cache(maxsize=4096)
 def _pattern(term: str) -> re.Pattern[str]:
     return re.compile(rf"(?<!\w){re.escape(term)}(?!\w)")
+
+
+def named(low: str, term: str) -> bool:
+    """Whether the casefolded text ``low`` names ``term`` (whole words)."""
+    return bool(_pattern(term).search(low))
 
 
 def echoes(texts: Mapping[str, str], closed: Mapping[str, dict[str, Any]],

@@ -33,13 +33,19 @@ _AFTER = re.compile(
     r"\b(?:quit|sold|left(?= (?:the|my|our) )|gave(?= (?:\w+ ){0,3}up\b)|cancel(?:l?ed)|"
     r"gave up|given up|stopped|dropped|ditched|no more|"
     r"no longer (?:have|own|do|go to|use|take|play|eat|drink)|took me off|came off|got rid of|done with|"
-    r"finished with|moved out of|moved away from|switched (?:me |us |him |her )?from|swapped|traded in)\s+"
+    r"finished with|moved out of|moved away from|switched (?:me |us |him |her )?from|swapped|traded in|"
+    r"traded(?= (?:the|my|our) )|closed(?= (?:the|my|our) )|moved from|"
+    r"handed in (?:my |our |his |her )?notice (?:at|to)|"
+    r"(?:got |been |was |were )?(?:laid off|let go|fired|made redundant) (?:from|by|at)|resigned from|"
+    r"broke up with|split up with|rehomed|gave away|no longer (?:at|with)|"
+    r"(?:i'?m|i am|we'?re|we are) not(?= (?:\w+ ){0,2}any ?more\b)|(?-i:left(?= [A-Z])))\s+"
     r"(?:(?:the|my|our|a|an|that|this|his|her|their)\s+)?", re.IGNORECASE)
 _BEFORE = re.compile(
     r"(?:\s+and i (?:split up|broke up|divorced|separated)|\s+(?:has |have |had )?(?:died|passed away)|"
     r"(?:\s+(?:is|was|are|were)|['’]s) (?:done|over|a phase|gone|finished|dead to me)|\s+(?:split up|broke up)|"
     r"\s+(?:has |have |had )?(?:shut|closed)(?: down)?|\s+(?:has |have |had )?retired|"
-    r"\s+(?:isn['’]?t|is not|aren['’]?t|are not) (?:my|our) \w+ any ?more)\b",
+    r"\s+(?:isn['’]?t|is not|aren['’]?t|are not) (?:my|our) \w+ any ?more|"
+    r"\s+(?:is|are|was|were) (?:behind (?:us|me)|history|a thing of the past)|\s+wasn['’]?t for (?:me|us))\b",
     re.IGNORECASE)
 _TO = re.compile(r"\s(?:to|for|with|because|bc)\s", re.IGNORECASE)
 _WORD = re.compile(r"[^\W\d_][\w'’-]*", re.UNICODE)
@@ -49,9 +55,12 @@ _STOP = frozenset(
     "now then too very really lol haha tbh ok okay yeah thing things stuff lot bit all some any more most also "
     "again still even only last next week month year today yesterday morning night day days time back up out "
     "off over going gone get got go went work job home house flat place office school class party meeting town "
-    "early late".split())
+    "early late anymore account membership subscription contract plan".split())
 _ASKS = re.compile(r"\?\s*$|^\W*(?:should|would|could|can|shall|might|maybe|perhaps|what if|if)\b", re.IGNORECASE)
 _SPEAKER = re.compile(r"^[^\s:]{1,30}(?: [^\s:]{1,30})?:\s")
+_AGAIN = re.compile(r"\b(?:back (?:at|in|to|with|on|into)|again|re-?join\w*|re-?start\w*|return\w*|re-?sign\w*|"
+                    r"now|new|currently|these days)\b", re.IGNORECASE)
+LATER = True  # False: only turns said before the ending are marked (the rule before h-stale3)
 MIN = 3
 
 
@@ -101,11 +110,21 @@ def ended(turns: Mapping[str, tuple[str, str, int, str]], claims: Mapping[str, t
             continue
         mine = words(text)
         for eid, (when, order, gone) in later.items():
-            if eid == rid or (when, order) <= (said, rowid) or not gone & mine:
+            if eid == rid or not gone & mine:
+                continue
+            if (when, order) <= (said, rowid) and not (LATER and _passing(rid, text, mine, gone, later)):
                 continue
             if rid not in out or later[out[rid]][:2] < (when, order):
                 out[rid] = eid
     return out
+
+
+def _passing(rid: str, text: str, mine: frozenset[str], gone: frozenset[str], later: Mapping[str, Any]) -> bool:
+    """A turn said after an ending that still names the thing ended, in passing ("a guy from Marlow's
+    came in for dinner" after "handed in my notice at Marlow's"): every word of what ended, said by a
+    turn that neither ends something itself (it is a change, not an old statement) nor takes the thing
+    up again ("back at uber", "rejoined the club", "... now")."""
+    return gone <= mine and rid not in later and not _AGAIN.search(text)
 
 
 _Ender = tuple[str, int, frozenset[str]]

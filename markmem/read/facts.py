@@ -52,6 +52,16 @@ def rerank(cache: Cache, user_id: str, ranked: list[Cand], query: str = "",
     echoed.update(turnmarks.topical(cache, user_id, ranked, stale, echoed, ledger, present, book))
     echoed.update(ended.marks(cache, ranked, stale, echoed, ledger, present, user_id, book))
     cited.mark(ranked, stale, echoed)
+    if REPLACED_NAMES or OLDER_NAMED or LAPSED:  # the steps of h-stale3 (read.turnmarks), each with its switch
+        known = turnmarks.known(ledger, ranked, present, book)
+        more = turnmarks.naming_replaced(ranked, stale, echoed, *known) if REPLACED_NAMES else {}
+        if OLDER_NAMED and whose.ABOUT_USER.search(query.casefold()) and not asks_assistant(query):
+            one = echo.one_valued(ledger, turnmarks.predicates(cache, user_id, book), user_id, present)
+            more.update(turnmarks.older_named(ranked, stale, {**echoed, **more}, *known, one))
+        if LAPSED:
+            more.update(turnmarks.lapsed(ranked, stale, {**echoed, **more}, known[0], present))
+        cited.mark(ranked, {}, more)
+        echoed.update(more)
     have = {c.id for c in ranked if c.kind == "claim"}
     marked = set(echoed)
     chains = {c.row["superseded_by"]: c for c in ranked
@@ -136,12 +146,18 @@ def mark(cache: Cache, user_id: str, ranked: list[Cand], at: str,
     echoed.update(turnmarks.topical(cache, user_id, ranked, stale, echoed, ledger, at, book))
     cited.mark(ranked, stale, echoed)
     planned = turnmarks.planned(cache, user_id, ranked, ledger, at)
+    if PLANS:
+        planned.update(turnmarks.plans(ranked, ledger, {**stale, **echoed, **planned}, at))
     for c in ranked:
         if c.id in planned:
             c.row = {**c.row, "starts": planned[c.id]}
     return _unmarked_first(ranked, SWAP_WITHIN)
 
 
+PLANS = True  # False: a plan no claim holds ("i start there in april") is not marked in an as_of search
+LAPSED = True  # False: a stay "for the week" said long ago is not marked ended
+OLDER_NAMED = True  # False: no older turn is marked replaced by the fact a question about the user found
+REPLACED_NAMES = True  # False: no turn is marked for naming what a replaced turn named (before h-stale3)
 SWAP_WITHIN = 5  # a marked first turn is swapped only with a claim or turn of the first five: the set of
 # the top five stays what it was (LongMemEval's and LoCoMo's any@5 count turns there)
 
