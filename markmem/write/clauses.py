@@ -36,7 +36,9 @@ _REGEX = re.compile(
 _QUOTED = re.compile(r'"[^"\n]*"|“[^”\n]*”|‘[^’\n]*’')
 _MAY_SPLIT = re.compile(r"[,;]|\b(?:and|but|so|because|while|whereas|although|though|plus|since|then|when)\b",
                         re.IGNORECASE)
-_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|we|we're|my|our|me|us|she|he|they|her|his|their)\b", re.IGNORECASE)
+# (and "mum", "dad" without "my": "mum sold the house and moved to Gozo")
+_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|we|we're|my|our|me|us|she|he|they|her|his|their|mum|mom|dad)\b",
+                     re.IGNORECASE)
 _CLAUSE_DEPS = frozenset({"conj", "advcl", "ccomp", "parataxis"})
 _SUBJECTS = frozenset({"nsubj", "nsubjpass", "expl"})
 _CONDITIONS = frozenset({"if", "provided", "assuming", "supposing"})
