@@ -404,6 +404,17 @@ def tech_talk(text: str) -> bool:
     return any(w in NOT_PLACES for w in re.findall(r"[a-z]+", text.casefold()))
 
 
+SOFTWARE = frozenset((
+    "browser app apps platform os linux windows macos ubuntu chrome firefox safari brave vivaldi slack zoom notion "
+    "obsidian spotify netflix software extension plugin"
+).split())
+
+
+def software_talk(text: str) -> bool:
+    """The text names software ("moved over to Brave, Chrome was too slow"): no device changed."""
+    return any(w in SOFTWARE for w in re.findall(r"[a-z]+", text.casefold()))
+
+
 def looks_like_job(value: str) -> bool:
     """For a bare "I'm a <noun phrase>": is the head noun a job title?"""
     words = re.findall(r"[a-z][\w-]*", value.casefold())

@@ -33,7 +33,7 @@ from typing import Any
 
 from ..model import Candidate, RawEntry
 from .extract_time import scheduled, temporary
-from .extract_rules import tech_talk
+from .extract_rules import software_talk, tech_talk
 
 # verbs that end a state when used (not negated): lemma class
 ENDING = frozenset("stop quit cancel drop ditch leave sell rehome retire resign abandon unsubscribe".split())
@@ -233,8 +233,9 @@ def replacements(entry: RawEntry, doc: Any, facts: Sequence[Any], turn: Sequence
         if target is None:
             continue
         fact, old = target
-        if fact.predicate == "lives_in" and tech_talk(sent):
-            continue  # "moved over to Brave, Chrome was too slow": an app, not a home
+        if (fact.predicate == "lives_in" and tech_talk(sent)) or \
+                (fact.predicate in ("phone_model", "laptop", "car") and software_talk(sent)):
+            continue  # "moved over to Brave, Chrome was too slow": an app, not a home nor a phone
         kind = ent.root.head.lower_ if ent.root.dep_ == "compound" else ""
         if kind in _SOFT_KINDS and kind not in f"{fact.predicate} {fact.value}".casefold():
             continue  # "Brave browser on my phone" is a browser: it does not replace the phone
