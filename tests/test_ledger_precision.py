@@ -104,3 +104,17 @@ def test_mum_without_my_is_mums_fact() -> None:
 def test_the_end_of_a_month_dates_a_plan(text: str, start: str) -> None:
     found = scheduled(text, "2025-05-02T10:00:00.000000Z")
     assert found is not None and found[1].startswith(start)
+
+
+def test_am_stays_with_its_hour_in_a_split_clause() -> None:
+    """spaCy may hang "am" of "10am" on another clause: the hour's clause keeps it."""
+    splitter, _name = load_splitter("spacy", "en_core_web_sm")
+    assert "i start at 10am" in splitter("new shift pattern, i start at 10am now")
+    cands = _run(("2025-01-06T10:00:00Z", "new shift pattern, i start at 10am now"))
+    assert [c.value for c in cands if c.predicate == "routine_work"] == ["at 10am"]
+
+
+def test_a_bare_hour_at_the_end_is_a_habits_time() -> None:
+    cands = _run(("2025-01-06T10:00:00Z", "I go to bed around midnight"),
+                 ("2025-02-06T10:00:00Z", "I go to bed at 10 now, new baby"))
+    assert [c.value for c in _later(cands) if c.predicate == "routine_bed"] == ["at 10"]
