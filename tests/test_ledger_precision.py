@@ -118,3 +118,9 @@ def test_a_bare_hour_at_the_end_is_a_habits_time() -> None:
     cands = _run(("2025-01-06T10:00:00Z", "I go to bed around midnight"),
                  ("2025-02-06T10:00:00Z", "I go to bed at 10 now, new baby"))
     assert [c.value for c in _later(cands) if c.predicate == "routine_bed"] == ["at 10"]
+
+
+def test_a_relatives_partner_named_later_replaces_no_partner() -> None:
+    cands = _run(("2025-01-06T10:00:00Z", "My boyfriend is Leo."),
+                 ("2025-02-06T10:00:00Z", "My best friend is Mia, and my sister's husband is Ivan."))
+    assert not [c for c in _later(cands) if c.predicate == "partner"]

@@ -20,7 +20,7 @@ from ..ids import format_time
 from ..model import Candidate, RawEntry
 from .extract_change import DAYTIME, norm_value, singular, slot_name
 from .extract_change import changes as find_changes
-from .extract_rules import tech_talk
+from .extract_rules import KIN_WORD, tech_talk
 from .extract_subject import correction as find_correction
 from .extract_time import parse_when
 from .extract_topic import on_topic, shape, topic_words
@@ -165,8 +165,8 @@ class Recall:
         of that slot's shape ("home's Utrecht these days" after "i live in zwolle"): the slot's new value
         (see :mod:`.extract_topic`)."""
         recent = self._recent.get(entry.user_id, [])
-        if not recent or _NOT_MINE_NOW.search(clause):
-            return []
+        if not recent or _NOT_MINE_NOW.search(clause) or _KINS_OWN.search(clause):
+            return []  # "my sister's husband is Ivan": the sister's, not the user's partner
         words = set(re.findall(r"[a-z']+", clause.casefold()))
         seen: set[str] = set()
         for r in reversed(recent):
@@ -315,6 +315,7 @@ class Recall:
 
 
 # someone else's, or the user's past: "You live in Dublin, right?", "I lived in Ghent for two years"
+_KINS_OWN = re.compile(rf"\b(?:my|our) (?:[a-z]+ )?{KIN_WORD}'s\b", re.IGNORECASE)
 _NOT_MINE_NOW = re.compile(r"\b(?:you|your|he|she|they|his|her|their|lived|worked|was|were|did|used to|studied|"
                            r"would|could|might|if|when i was)\b", re.IGNORECASE)
 

@@ -109,7 +109,7 @@ NOT_REVERSED = (r"(?:" + REL + r"|wife|husband|partner|girlfriend|boyfriend|gf|b
                 r"world|baby|boy|girl|kid|son|daughter|child|dog|cat|pet|man|woman|guy|type)")
 _PARTNER = r"(?:wife|husband|partner|girlfriend|boyfriend|gf|bf|fianc[ée]e?|spouse|other half|hubby|missus)"
 # "my sister's husband Tom is a chef": a relative's relative, no slot of the user's ("my son's school is" is one)
-_KIN_WORD = (rf"(?:{REL}|{_PARTNER}|son|daughter|kids?|child|children|parents?|in-laws?|niece|nephew|"
+KIN_WORD = (rf"(?:{REL}|{_PARTNER}|son|daughter|kids?|child|children|parents?|in-laws?|niece|nephew|"
              r"[a-z]+-in-law|ex|best mate|mate)")
 
 
@@ -276,7 +276,7 @@ RULES: list[Rule] = [
     (_r(rf"{_I}(?:'ve| have)? {_A}(?:moved|switched|changed|rescheduled|shifted) (?:my )?(?P<k>[a-z][a-z -]{{1,30}}?)(?: class| classes| lesson| lessons| practice| session| sessions)? to (?P<v>(?:{_DAY}s?|mornings?|evenings?|weekends?)\b[^,;!?.]*?){_END}"), "routine", "fact", False, 0.85),  # noqa: E501
     (_r(rf"{_WE} {_A}(?:usually |always |normally )?(?P<k>work out|exercise|run|swim|cycle|meditate|train|climb|row) (?P<v>(?:(?:every|each|on|most) [^,;!?.]+?|{_DAY}s\b[^,;!?.]*?)){_END}"), "routine", "fact", False, 0.75),  # noqa: E501
     # open slots: "my favourite colour is teal" is above; "my <thing> is <value>"
-    (_r(rf"\b(?:my|our) (?:new |current )?(?!{NOT_SLOTS}(?:'s)? (?:is|are)\b)(?!{_KIN_WORD}'s {_KIN_WORD}\b)(?P<k>[a-z][a-z' -]{{1,30}}?)(?: is| are) (?:now |currently |still )?(?!a bit|so |very |really |too |not |being |getting |going |that |if |whether |when |how |what )(?P<v>[^,;!?.]{{1,60}}?){_END}"), "slot", "fact", False, 0.7),  # noqa: E501
+    (_r(rf"\b(?:my|our) (?:new |current )?(?!{NOT_SLOTS}(?:'s)? (?:is|are)\b)(?!{KIN_WORD}'s {KIN_WORD}\b)(?P<k>[a-z][a-z' -]{{1,30}}?)(?: is| are) (?:now |currently |still )?(?!a bit|so |very |really |too |not |being |getting |going |that |if |whether |when |how |what )(?P<v>[^,;!?.]{{1,60}}?){_END}"), "slot", "fact", False, 0.7),  # noqa: E501
     # the same slot said the other way round: "Wet Leg is my favourite band now", "oat cortado is my order
     # these days", "diavola has taken the crown as my favourite pizza", "new goal: a half marathon"
     (_r(rf"^(?P<v>(?!(?:i|we|it|that|this|he|she|they|there|what|which|who|you|mine|one)\b)[^,;!?.]{{1,40}}?) (?:is|are|'s) (?:now |officially |definitely |still )?my (?:new |current )?(?!{NOT_REVERSED}\b)(?P<k>[a-z][a-z' -]{{1,30}}?)(?: now| these days| at the moment| for now| nowadays)?{_END}"), "slot", "fact", False, 0.7),  # noqa: E501
