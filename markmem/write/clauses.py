@@ -36,10 +36,13 @@ _REGEX = re.compile(
 _QUOTED = re.compile(r'"[^"\n]*"|“[^”\n]*”|‘[^’\n]*’')
 _MAY_SPLIT = re.compile(r"[,;]|\b(?:and|but|so|because|while|whereas|although|though|plus|since|then|when)\b",
                         re.IGNORECASE)
-_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|we|we're|my|our|me|us|she|he|they|her|his|their)\b", re.IGNORECASE)
+# (and "mum", "dad" without "my": "mum sold the house and moved to Gozo")
+_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|we|we're|my|our|me|us|she|he|they|her|his|their|mum|mom|dad)\b",
+                     re.IGNORECASE)
 _CLAUSE_DEPS = frozenset({"conj", "advcl", "ccomp", "parataxis"})
 _SUBJECTS = frozenset({"nsubj", "nsubjpass", "expl"})
 _CONDITIONS = frozenset({"if", "provided", "assuming", "supposing"})
+_MERIDIEM = frozenset({"am", "pm", "a.m.", "p.m."})
 _DROP_LEAD = frozenset({"cc", "punct", "prep"})  # "if"/"because" (mark) stay: "if we moved" is no fact
 
 
@@ -101,9 +104,17 @@ def _split_cached(splitter: SpacySplitter, text: str) -> tuple[str, ...]:
     if len(heads) < 2:
         return (text.strip(),)
     head_ids = {t.i for t in heads}
+    spans = [_span(head, head_ids) for head in heads]
+    for t in doc:  # "i start at 10am now": the parse may hang "am" on another clause; it stays with its hour
+        if t.i and t.lower_ in _MERIDIEM and doc[t.i - 1].like_num :
+            for span in spans:
+                if doc[t.i - 1].i in span:
+                    span.add(t.i)
+                else:
+                    span.discard(t.i)
     out: list[str] = []
-    for head in heads:
-        idx = sorted(_span(head, head_ids))
+    for head, span in zip(heads, spans):
+        idx = sorted(span)
         tokens = [doc[i] for i in idx]
         while tokens and (tokens[0].dep_ in _DROP_LEAD or tokens[0].is_punct) and tokens[0].i != head.i:
             tokens.pop(0)

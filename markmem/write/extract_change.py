@@ -40,6 +40,10 @@ _REPLACE = [
                rf"watching|driving|wearing|listening to|doing|having) (?P<new>{_V}) instead of (?:the |my )?"
                rf"(?P<old>{_V}){_END}", re.IGNORECASE),
     re.compile(rf"{_LEAD}(?P<new>{_V}) instead of (?:the |my )?(?P<old>{_V}) now{_END}", re.IGNORECASE),
+    # "packed up and left Cork for Galway", "left Boots for Lloyds": a name after "for" ("left Paris for the
+    # weekend" names none)
+    re.compile(rf"{_LEAD}(?:i |we )?(?:'ve |have )?(?:just |finally )?(?:left|quit|ditched|dropped) (?:my |our |the )?"
+               rf"(?P<old>{_V}) for (?P<new>(?-i:[A-Z]){_V}){_END}", re.IGNORECASE),
 ]
 _BACK = re.compile(
     rf"{_LEAD}(?:i'?m |we'?re |i |we )?(?:'ve |have )?(?:moved |went |gone |come |came |am |are |now )?"

@@ -217,6 +217,9 @@ _D = r"(?:mon|tues|wednes|thurs|fri|satur|sun)"
 _CLOCK = re.compile(  # a habit's time: a clock time, or a repeat ("every Sunday", "on Sunday nights", "daily")
     rf"(?:\b(?:at|around|by|from|before|after|until|till|for)\s+)?(?:\b\d{{1,2}}(?::\d\d)?\s*(?:am|pm|a\.m\.|p\.m\.)"
     rf"|\b\d{{1,2}}:\d\d\b|\bmidnight\b|\bnoon\b|\b\d{{1,2}} o'clock\b)"
+    # a bare hour after "at"/"around"/"by" at the clause's end: "I go to bed at 10 now" (not "at 10 Downing St")
+    rf"|\b(?:at|around|by)\s+(?:1[0-2]|[1-9])(?=\s*(?:$|[,.;!?]|\b(?:now|these days|nowadays|every|each|on|most|"
+    rf"usually|ish)\b))"
     rf"|\b(?:every|each)\s+(?:other\s+)?\w+(?:\s+(?:morning|evening|night|afternoon)s?)?"
     rf"|\b(?:on\s+)?(?:{_D}days|{_D}day (?:morning|evening|night|afternoon)s)\b(?:\s+and\s+{_D}days\b)?"
     rf"|\b(?:daily|weekly|twice a \w+|once a \w+|\d+ times a \w+)\b", re.IGNORECASE)

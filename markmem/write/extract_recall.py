@@ -20,6 +20,7 @@ from ..ids import format_time
 from ..model import Candidate, RawEntry
 from .extract_change import DAYTIME, norm_value, singular, slot_name
 from .extract_change import changes as find_changes
+from .extract_rules import KIN_WORD, tech_talk
 from .extract_subject import correction as find_correction
 from .extract_time import parse_when
 from .extract_topic import on_topic, shape, topic_words
@@ -164,8 +165,8 @@ class Recall:
         of that slot's shape ("home's Utrecht these days" after "i live in zwolle"): the slot's new value
         (see :mod:`.extract_topic`)."""
         recent = self._recent.get(entry.user_id, [])
-        if not recent or _NOT_MINE_NOW.search(clause):
-            return []
+        if not recent or _NOT_MINE_NOW.search(clause) or _KINS_OWN.search(clause):
+            return []  # "my sister's husband is Ivan": the sister's, not the user's partner
         words = set(re.findall(r"[a-z']+", clause.casefold()))
         seen: set[str] = set()
         for r in reversed(recent):
@@ -175,6 +176,8 @@ class Recall:
             kind = shape(r.value, r.predicate)
             if not kind or not on_topic(words, topic_words(r.predicate)):
                 continue
+            if r.predicate == "lives_in" and tech_talk(clause):
+                continue  # "moved over to Brave browser": no new home
             old = norm_value(r.value)
             if old and old in norm_value(clause):
                 continue  # the old value named again: a repeat, or a change the rules read
@@ -312,6 +315,7 @@ class Recall:
 
 
 # someone else's, or the user's past: "You live in Dublin, right?", "I lived in Ghent for two years"
+_KINS_OWN = re.compile(rf"\b(?:my|our) (?:[a-z]+ )?{KIN_WORD}'s\b", re.IGNORECASE)
 _NOT_MINE_NOW = re.compile(r"\b(?:you|your|he|she|they|his|her|their|lived|worked|was|were|did|used to|studied|"
                            r"would|could|might|if|when i was)\b", re.IGNORECASE)
 
@@ -413,6 +417,9 @@ def _replaced(recent: list[Recent], back: Recent, text: str, entry_id: str) -> l
             and singular((norm_value(r.value).split() or [""])[-1]) == head]
 
 
+_HEAD_STOPS = frozenset("on in at for with from of to via".split())
+
+
 def _by_head(recent: list[Recent], new: str, key: str) -> Recent | None:
     """The latest one-valued fact of the same kind as ``new``: its value ends with the same noun
     ("almond milk" replaces "oat milk", "the night shift" "the early shift"), or its slot is named
@@ -420,7 +427,8 @@ def _by_head(recent: list[Recent], new: str, key: str) -> Recent | None:
     words = norm_value(new).split()
     if not words or len(words) > 5:
         return None
-    head = singular(words[-1])
+    cut = next((i for i, w in enumerate(words) if i and w in _HEAD_STOPS), len(words))
+    head = singular(words[cut - 1])  # "Brave browser on my phone": a browser, not a phone
     for r in reversed(recent):
         if norm_value(r.value) == norm_value(new):
             continue

@@ -108,6 +108,9 @@ NOT_REVERSED = (r"(?:" + REL + r"|wife|husband|partner|girlfriend|boyfriend|gf|b
                 r"buddy|pal|life|thing|jam|fault|problem|point|excuse|bad|guess|home|hometown|job|hero|everything|"
                 r"world|baby|boy|girl|kid|son|daughter|child|dog|cat|pet|man|woman|guy|type)")
 _PARTNER = r"(?:wife|husband|partner|girlfriend|boyfriend|gf|bf|fianc[ée]e?|spouse|other half|hubby|missus)"
+# "my sister's husband Tom is a chef": a relative's relative, no slot of the user's ("my son's school is" is one)
+KIN_WORD = (rf"(?:{REL}|{_PARTNER}|son|daughter|kids?|child|children|parents?|in-laws?|niece|nephew|"
+             r"[a-z]+-in-law|ex|best mate|mate)")
 
 
 def _r(pattern: str) -> re.Pattern[str]:
@@ -273,7 +276,7 @@ RULES: list[Rule] = [
     (_r(rf"{_I}(?:'ve| have)? {_A}(?:moved|switched|changed|rescheduled|shifted) (?:my )?(?P<k>[a-z][a-z -]{{1,30}}?)(?: class| classes| lesson| lessons| practice| session| sessions)? to (?P<v>(?:{_DAY}s?|mornings?|evenings?|weekends?)\b[^,;!?.]*?){_END}"), "routine", "fact", False, 0.85),  # noqa: E501
     (_r(rf"{_WE} {_A}(?:usually |always |normally )?(?P<k>work out|exercise|run|swim|cycle|meditate|train|climb|row) (?P<v>(?:(?:every|each|on|most) [^,;!?.]+?|{_DAY}s\b[^,;!?.]*?)){_END}"), "routine", "fact", False, 0.75),  # noqa: E501
     # open slots: "my favourite colour is teal" is above; "my <thing> is <value>"
-    (_r(rf"\b(?:my|our) (?:new |current )?(?!{NOT_SLOTS}(?:'s)? (?:is|are)\b)(?P<k>[a-z][a-z' -]{{1,30}}?)(?: is| are) (?:now |currently |still )?(?!a bit|so |very |really |too |not |being |getting |going |that |if |whether |when |how |what )(?P<v>[^,;!?.]{{1,60}}?){_END}"), "slot", "fact", False, 0.7),  # noqa: E501
+    (_r(rf"\b(?:my|our) (?:new |current )?(?!{NOT_SLOTS}(?:'s)? (?:is|are)\b)(?!{KIN_WORD}'s {KIN_WORD}\b)(?P<k>[a-z][a-z' -]{{1,30}}?)(?: is| are) (?:now |currently |still )?(?!a bit|so |very |really |too |not |being |getting |going |that |if |whether |when |how |what )(?P<v>[^,;!?.]{{1,60}}?){_END}"), "slot", "fact", False, 0.7),  # noqa: E501
     # the same slot said the other way round: "Wet Leg is my favourite band now", "oat cortado is my order
     # these days", "diavola has taken the crown as my favourite pizza", "new goal: a half marathon"
     (_r(rf"^(?P<v>(?!(?:i|we|it|that|this|he|she|they|there|what|which|who|you|mine|one)\b)[^,;!?.]{{1,40}}?) (?:is|are|'s) (?:now |officially |definitely |still )?my (?:new |current )?(?!{NOT_REVERSED}\b)(?P<k>[a-z][a-z' -]{{1,30}}?)(?: now| these days| at the moment| for now| nowadays)?{_END}"), "slot", "fact", False, 0.7),  # noqa: E501
@@ -295,7 +298,10 @@ NEGATIONS: list[tuple[re.Pattern[str], str]] = [
 # Statements that end facts without naming a new value: (pattern, predicates, value group or None).
 CLOSERS: list[tuple[re.Pattern[str], tuple[str, ...]]] = [
     (_r(r"\bi(?:'ve| have)? (?:just )?(?:quit|left|lost) my (?:job|position|role)\b"), ("job", "employer")),
-    (_r(r"\bi(?:'ve| have| got| was| just got|'ve been| have been)? (?:just )?(?:retired|laid off|fired|let go|made redundant)\b"), ("job", "employer")),  # noqa: E501
+    # not with an object of its own: "I retired Dancing Queen from the setlist", "I fired my accountant",
+    # "I let go of it" end no job
+    (_r(r"\bi(?:'ve| have| got| was| just got|'ve been| have been)? (?:just )?(?:retired|laid off|fired|let go|made redundant)\b"  # noqa: E501
+        r"(?!\s+(?:(?:the|an?|my|our|his|her|their|its|those|these|that|it|them|him|of)\b|(?-i:[A-Z])))"), ("job", "employer")),  # noqa: E501
     (_r(r"\bi(?:'m| am) (?:now )?(?:retired|unemployed|between jobs|out of work|jobless|looking for (?:a )?(?:new )?(?:job|work))\b"), ("job", "employer")),  # noqa: E501
     (_r(r"\b(?:i|we)(?:'ve| have)? (?:just |finally |recently )?(?:broke up|broken up|divorced|got divorced|split up|split from|separated from|got separated|dumped)\b"), ("partner",)),  # noqa: E501
     (_r(r"\bi (?:eat|started eating|'m eating|am eating|eat) meat(?: again)?\b"), ("diet",)),
@@ -306,7 +312,7 @@ CLOSERS: list[tuple[re.Pattern[str], tuple[str, ...]]] = [
 ]
 # Closers that name the value they end: "I left Acme", "I moved out of Bonn", "my hamster died".
 VALUE_CLOSERS: list[tuple[re.Pattern[str], tuple[str, ...], bool]] = [
-    (_r(rf"{_I}(?:'ve| have)? (?:just )?left (?!my (?:job|position|role)\b){_V}{_END}"), ("employer", "lives_in"), False),  # noqa: E501
+    (_r(rf"{_I}(?:'ve| have)? (?:just )?left (?!my (?:job|position|role)\b)(?![^,;!?.]* for (?-i:[A-Z])){_V}{_END}"), ("employer", "lives_in"), False),  # noqa: E501
     (_r(rf"{_WE}(?:'ve| have)? (?:just )?moved (?:out of|away from) {_V}{_END}"), ("lives_in",), False),
     (_r(rf"\bmy (?:(?:old|little|sweet|beloved) )?(?P<v>{PETS})(?: [A-Z]\w*)? (?:has )?(?:died|passed away|passed|ran away|is gone)\b"), ("pet",), True),  # noqa: E501
 ]
@@ -364,6 +370,13 @@ DWELLINGS = frozenset((
     "apartment flat house place home room building condo studio dorm floor office desk team department "
     "position role server model version neighborhood neighbourhood area street unit suite bedroom"
 ).split())
+# what "moved (over) to" also takes that is no place: software, plans, devices ("moved over to Brave browser")
+NOT_PLACES = frozenset((
+    "browser app apps platform plan tariff account bank provider network carrier service subscription os "
+    "linux windows macos ubuntu android ios iphone pixel galaxy macbook laptop phone chrome firefox safari edge "
+    "brave vivaldi opera slack teams zoom notion obsidian spotify netflix version update system software "
+    "stack framework language editor vscode vim emacs python rust golang java typescript"
+).split())
 
 
 def looks_like_name(value: str) -> bool:
@@ -377,12 +390,29 @@ def looks_like_place(value: str) -> bool:
         return False
     if len(words) == 1 and words[0] in _WHEN_WORDS:
         return False  # "we signed the lease in August": a time, not a place
-    return words[-1] not in DWELLINGS
+    return words[-1] not in DWELLINGS and words[-1] not in NOT_PLACES
 
 
 _WHEN_WORDS = frozenset("january february march april may june july august september october november december "
                         "monday tuesday wednesday thursday friday saturday sunday spring summer autumn fall winter "
                         "christmas easter".split())
+
+
+def tech_talk(text: str) -> bool:
+    """The text names software, a device or a plan ("moved over to Brave, Chrome was too slow"): a
+    "move" in it is no move of home."""
+    return any(w in NOT_PLACES for w in re.findall(r"[a-z]+", text.casefold()))
+
+
+SOFTWARE = frozenset((
+    "browser app apps platform os linux windows macos ubuntu chrome firefox safari brave vivaldi slack zoom notion "
+    "obsidian spotify netflix software extension plugin"
+).split())
+
+
+def software_talk(text: str) -> bool:
+    """The text names software ("moved over to Brave, Chrome was too slow"): no device changed."""
+    return any(w in SOFTWARE for w in re.findall(r"[a-z]+", text.casefold()))
 
 
 def looks_like_job(value: str) -> bool:

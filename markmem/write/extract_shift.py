@@ -33,6 +33,7 @@ from typing import Any
 
 from ..model import Candidate, RawEntry
 from .extract_time import scheduled, temporary
+from .extract_rules import software_talk, tech_talk
 
 # verbs that end a state when used (not negated): lemma class
 ENDING = frozenset("stop quit cancel drop ditch leave sell rehome retire resign abandon unsubscribe".split())
@@ -232,6 +233,12 @@ def replacements(entry: RawEntry, doc: Any, facts: Sequence[Any], turn: Sequence
         if target is None:
             continue
         fact, old = target
+        if (fact.predicate == "lives_in" and tech_talk(sent)) or \
+                (fact.predicate in ("phone_model", "laptop", "car") and software_talk(sent)):
+            continue  # "moved over to Brave, Chrome was too slow": an app, not a home nor a phone
+        kind = ent.root.head.lower_ if ent.root.dep_ == "compound" else ""
+        if kind in _SOFT_KINDS and kind not in f"{fact.predicate} {fact.value}".casefold():
+            continue  # "Brave browser on my phone" is a browser: it does not replace the phone
         ok, start = _start(sent, entry)
         if not ok:
             continue  # an undated plan is no fact yet
@@ -239,6 +246,9 @@ def replacements(entry: RawEntry, doc: Any, facts: Sequence[Any], turn: Sequence
         return [Candidate(entry.id, fact.subject, fact.predicate, value, sent.strip()[:300], 0.75,
                           type=fact.type, multi=False, valid_from=start)]
     return _new_day(entry, doc, facts, restated)
+
+
+_SOFT_KINDS = frozenset("browser app extension plugin game website site channel podcast show playlist".split())
 
 
 def _changes(sent: Any, entry: RawEntry) -> bool:

@@ -30,8 +30,10 @@ _VERBS = (
     r"relocated|retired|teaches|studies|speaks|runs|owns|drives|loves|hates|likes|prefers|switched|"
     r"went|goes|became|landed|found|took|accepted|'s"
 )
+# said without "my" at a clause's start: "mum sold the house and moved to Gozo"
+_BARE_KIN = r"mum|mom|dad|mama|papa|grandma|grandpa|gran|nan|nana|granny"
 _KIN_SUBJECT = re.compile(
-    rf"^(?:(?:and|but|so|also|oh|btw|well|plus)[, ]+)*(?:my|our) {_ADJ}(?P<rel>{_KIN})"
+    rf"^(?:(?:and|but|so|also|oh|btw|well|plus)[, ]+)*(?:(?:my|our) {_ADJ}(?P<rel>{_KIN})|(?P<bare>{_BARE_KIN}))"
     rf"(?:,? (?P<name>(?-i:[A-Z][a-z]+))(?=[ ,]))?,? (?P<rest>{_ADV}(?P<verb>{_VERBS}|[a-z]+(?:s|ed)|'s)\b.*)$",
     re.IGNORECASE,
 )
@@ -81,7 +83,7 @@ def third_party(clause: str, previous: str | None) -> tuple[str, str] | None:
         rest = m.group("rest")
         if _IS_NAME.match(rest) or _NAME_IS.match(rest) or _CALLED.match(rest) or rest.startswith("'s name"):
             return None  # "my sister is Maria": the user's relationship fact
-        subject = m.group("name") or m.group("rel").casefold()
+        subject = m.group("name") or (m.group("rel") or m.group("bare")).casefold()
         return subject, _first_person(rest)
     m = _NAME_SUBJECT.match(clause)
     if m and _USERS_SLOT.match(m.group("rest")):

@@ -249,6 +249,12 @@ def _table_date(p: str, base: datetime) -> datetime | None:
         start = {"spring": 3, "summer": 6, "fall": 9, "autumn": 9, "winter": 12}[m.group(1)]
         day = midnight.replace(month=start, day=1)
         return day if day > base else day.replace(year=day.year + 1)
+    m = re.fullmatch(rf"(?:the )?(start|beginning|first|1st|end) of ({_MONTH})", p)
+    if m:  # "at the end of June": from the first of July (as "the end of the month" above); "the start of June"
+        month = next(i for i, name in enumerate(_MONTHS, 1) if name.startswith(m.group(2)[:3]))
+        day = midnight.replace(month=month, day=1)
+        day = _month_start(day, 1) if m.group(1) == "end" else day
+        return day if day > base else day.replace(year=day.year + 1)
     m = re.fullmatch(rf"(?:in |early |mid[- ]?|late )?({_MONTH})", p)
     if m:  # "in March": the first of the next March after the turn (this month counts when still ahead)
         month = next(i for i, name in enumerate(_MONTHS, 1) if name.startswith(m.group(1)[:3]))
