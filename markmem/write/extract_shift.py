@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from functools import lru_cache
 from typing import Any
 
 from ..model import Candidate, RawEntry
@@ -397,12 +398,14 @@ def _shift_words() -> re.Pattern[str]:
 _SHIFT_WORDS = _shift_words()
 
 
+@lru_cache(maxsize=4096)
 def may_shift(text: str) -> bool:
     """False only when neither rule of :func:`shifted` can fire on ``text``, so its parse is skipped
     (most chat turns: "ok sounds good"): no word of an ending or changing lemma class, of an ended
     state or "no more"/"get rid" (:data:`_SHIFT_WORDS`), no "now"-like sign (:data:`_OVER`,
     :data:`_NOW`) and no date a plan could start at (``extract_time._SCHEDULE``). Non-ASCII text is
-    always parsed (a case-insensitive regex may match what ``str.lower`` does not fold)."""
+    always parsed (a case-insensitive regex may match what ``str.lower`` does not fold). Cached: a
+    pure function of the text (at most 600 characters), and chat repeats its turns."""
     if not text.isascii():
         return True
     return bool(_SHIFT_WORDS.search(text.lower()) or _OVER.search(text) or _NOW.search(text)
