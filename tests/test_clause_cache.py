@@ -45,7 +45,8 @@ def test_one_clause_said_by_two_users_and_a_named_speaker_is_each_ones_own() -> 
     out = ex.extract([_entry(0, "alice", "I live in Lisbon"), _entry(1, "bob", "I live in Lisbon"),
                       _entry(2, "bob", "I live in Lisbon", speaker="Carol")]).candidates
     assert [(c.raw_id, c.subject, c.predicate, c.value) for c in out] == [
-        ("r0", "alice", "lives_in", "Lisbon"), ("r1", "bob", "lives_in", "Lisbon"), ("r2", "Carol", "lives_in", "Lisbon")]
+        ("r0", "alice", "lives_in", "Lisbon"), ("r1", "bob", "lives_in", "Lisbon"),
+        ("r2", "Carol", "lives_in", "Lisbon")]
 
 
 def test_an_edit_is_read_afresh(tmp_path: Path) -> None:

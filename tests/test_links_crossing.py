@@ -22,6 +22,7 @@ def test_crossing_agrees_with_crosses_link_path_by_path(tmp_path: Path) -> None:
             "wiki/u/bob/profile/gone.md", "wiki/u/nobody/profile/x.md", "raw/u/bob/2026/01/01.jsonl",
             "wiki/u/bob/profile/job.md/inside", "wiki//u/bob/profile/job.md", "", "wiki/u/bob"]
     want = {r for r in rels if crosses_link(root, r)}
-    assert want == {"wiki/u/eve/profile/job.md", "wiki/u/eve", "wiki/u/bob/profile/link.md", "raw/u/bob/2026/01/01.jsonl"}
+    assert want == {"wiki/u/eve/profile/job.md", "wiki/u/eve", "wiki/u/bob/profile/link.md",
+                    "raw/u/bob/2026/01/01.jsonl"}
     assert crossing(root, rels) == want
     assert crossing(root, reversed(rels)) == want  # the folder memo does not depend on the order
