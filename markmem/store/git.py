@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from ..errors import RepoError
-from .links import crosses_link
+from .links import crosses_link, crossing
 
 _ENV = {
     "GIT_TERMINAL_PROMPT": "0",
@@ -112,7 +112,8 @@ class Git:
         paths staged with their objects not yet written: the next commit (``recover`` on open) reads
         those from the worktree.
         """
-        spec = sorted(p for p in set(paths) if not crosses_link(self.root, p))  # never commit a symlink
+        wanted = set(paths)
+        spec = sorted(wanted - crossing(self.root, wanted))  # never commit a symlink
         gitdir = self.root / ".git"
         ref = self._head_ref() if gitdir.is_dir() else None
         if ref is None:  # detached HEAD or a .git file (worktree): the porcelain path

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from functools import lru_cache
 from typing import Any
 
 from ..ids import format_time
@@ -56,7 +57,7 @@ from .extract_rules import REL as _REL
 from .extract_service import is_time_value, reslot, tied
 from .extract_slotkey import keyed
 from .extract_subject import third_party
-from .extract_time import scheduled, temporary
+from .extract_time import _SCHEDULE, scheduled, temporary
 from .revise import settle
 
 __all__ = ["RULES", "HeuristicExtractor", "_REL", "clean_value", "facts_in", "norm_value", "sentences"]
@@ -127,20 +128,57 @@ def sentences(text: str) -> list[str]:
 _EMOJI = re.compile("[\U0001F000-\U0001FAFF\u2600-\u27BF\u2B00-\u2BFF]+\ufe0f?")
 
 
+_SHORT = 400  # texts up to this long are cached by the pure string steps below (a clause is <= 300)
+
+
 def normalise(text: str) -> str:
+    return _normalise_short(text) if len(text) <= _SHORT else _normalise(text)
+
+
+def strip_lead(text: str) -> str:
+    return _strip_lead_short(text) if len(text) <= _SHORT else _strip_lead(text)
+
+
+def _normalise(text: str) -> str:
     text = _EMOJI.sub(",", text)  # an emoji ends a phrase: "a freelance illustrator now 🎨 scary but fun"
     for pattern, repl in _CONTRACTIONS:
         text = pattern.sub(repl, text)
     return text
 
 
-def strip_lead(text: str) -> str:
+def _strip_lead(text: str) -> str:
     for _ in range(4):
         stripped = LEAD.sub("", text.strip())
         if stripped == text.strip():
             break
         text = stripped
     return text.strip()
+
+
+# the same clause is normalised and stripped many times per turn (~8 strip_lead calls a clause), and
+# chat repeats short turns: a bounded cache of pure functions of the text (no user, no time)
+_normalise_short = lru_cache(maxsize=8192)(_normalise)
+_strip_lead_short = lru_cache(maxsize=16384)(_strip_lead)
+
+
+def _owned_in(sentence: str) -> tuple[tuple[str, str, str, bool, float, bool], ...]:
+    return _owned_short(sentence) if len(sentence) <= _SHORT else tuple(owned(sentence))
+
+
+def _stated_in(clause: str) -> tuple[tuple[str, str, str, bool, float, bool], ...]:
+    return _stated_short(clause) if len(clause) <= _SHORT else tuple(stated(clause))
+
+
+# the product finders are pure functions of the text (13 product patterns per call): cached likewise
+_owned_short = lru_cache(maxsize=8192)(lambda text: tuple(owned(text)))
+_stated_short = lru_cache(maxsize=8192)(lambda text: tuple(stated(text)))
+
+
+@lru_cache(maxsize=8192)
+def _may_date(clause: str) -> bool:
+    """False when ``extract_time.scheduled`` must return None: it needs its date pattern to match
+    (the turn's time only resolves the date found); a pure function of the clause, so cached."""
+    return _SCHEDULE.search(clause) is not None
 
 
 def clean_value(value: str, predicate: str = "") -> str:
@@ -384,7 +422,7 @@ class HeuristicExtractor:
         """ "my Pixel 9" in any sentence, a question too: the user has it, unless the sentence said more."""
         slots = {c.predicate.removesuffix("_for_now") for c in out}
         found = []
-        for fact in owned(sentence):
+        for fact in _owned_in(sentence):
             if fact[0] in slots:
                 continue
             slots.add(fact[0])
@@ -397,7 +435,7 @@ class HeuristicExtractor:
     def _clause(self, entry: RawEntry, who: str, c: str, text: str, conf_cap: float | None,
                 sentence: str = "") -> list[Candidate]:
         when: dict[str, str] = {}
-        sched = scheduled(c, entry.when)
+        sched = scheduled(c, entry.when) if _may_date(c) else None  # no date phrase: None at once
         temp = None if sched else temporary(c, entry.when)
         if sched is not None:
             c, when["valid_from"] = sched
@@ -409,7 +447,7 @@ class HeuristicExtractor:
         facts = _clause_facts(c)
         if not _refused(c):  # a named product gives its slot, whatever the verb ("I'm on a Fairphone 5 now")
             have = {f[0] for f in facts}
-            facts += [self.recall.known(entry, who, f) for f in stated(strip_lead(c)) if f[0] not in have]
+            facts += [self.recall.known(entry, who, f) for f in _stated_in(strip_lead(c)) if f[0] not in have]
         if not facts and "valid_until" in when and (place := _temp_place(c)):
             facts = [("staying_in", place, "fact", False, 0.8, False)]
         if not facts:
@@ -511,8 +549,10 @@ def _start_dates(cands: list[Candidate], sentence: str, when: str) -> list[Candi
     return [replace(c, valid_from=stamp) if not c.valid_from and not c.negated else c for c in cands]
 
 
+@lru_cache(maxsize=8192)
 def _refused(clause: str) -> bool:
-    """A question, a plan, a hypothetical or a wish: the open-vocabulary path reads none of them."""
+    """A question, a plan, a hypothetical or a wish: the open-vocabulary path reads none of them
+    (cached: a pure function of the clause, asked up to four times per clause)."""
     c = strip_lead(clause)
     return not c or bool(QUESTION_START.match(c) or SKIP.search(c) or FUTURE.search(c))
 
@@ -531,7 +571,21 @@ def temporary_predicate(predicate: str) -> str:
 
 
 def _clause_facts(clause: str) -> list[tuple[str, str, str, bool, float, bool]]:
-    """Facts of one clause; the last flag marks a negation (it closes instead of adding)."""
+    """Facts of one clause; the last flag marks a negation (it closes instead of adding). A fresh
+    list each call (callers extend it) over :func:`_facts_of`'s cached tuple."""
+    return list(_facts_of(clause))
+
+
+@lru_cache(maxsize=8192)
+def _facts_of(clause: str) -> tuple[tuple[str, str, str, bool, float, bool], ...]:
+    """The rules' reading of one clause, cached by its text: it depends on the text alone (the rule
+    table, the word lists and the shipped model2vec prototypes are fixed per process; no user, turn
+    time or memory state reaches it), and chat repeats its short clauses ("ok sounds good", "I live
+    in Lisbon"); the rules run ~125 regular expressions per clause."""
+    return tuple(_read_facts(clause))
+
+
+def _read_facts(clause: str) -> list[tuple[str, str, str, bool, float, bool]]:
     c = strip_lead(clause)
     if not c or QUESTION_START.match(c) or SKIP.search(c) or FUTURE.search(c):
         return []
@@ -545,7 +599,7 @@ def _clause_facts(clause: str) -> list[tuple[str, str, str, bool, float, bool]]:
         if m and (value := clean_value(m.group("v"), predicates[0])) and not is_time_value(value):
             closed = [(p, value, "profile", multi, 0.85, True) for p in predicates]
             rest = c[m.end():].strip(" ,;")  # "left saltbox, i'm sous chef at Ember & Rye now"
-            return closed + (_clause_facts(rest) if rest and rest != c else [])
+            return closed + (_read_facts(rest) if rest and rest != c else [])
     for pattern, prefix in NEGATIONS:
         m = pattern.search(c)
         if m:

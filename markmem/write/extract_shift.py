@@ -29,11 +29,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from functools import lru_cache
 from typing import Any
 
 from ..model import Candidate, RawEntry
-from .extract_time import scheduled, temporary
 from .extract_rules import software_talk, tech_talk
+from .extract_time import _SCHEDULE, scheduled, temporary
 
 # verbs that end a state when used (not negated): lemma class
 ENDING = frozenset("stop quit cancel drop ditch leave sell rehome retire resign abandon unsubscribe".split())
@@ -388,5 +389,34 @@ def shifted(entry: RawEntry, turn: list[Candidate], facts: Sequence[Any],
     turn = dated(entry, turn, parse)
     if not facts:
         return turn
-    doc = parse(entry.content[:600])
+    text = entry.content[:600]
+    if not may_shift(text):
+        return turn  # no word that ends() or replacements() could act on: the same result, no parse
+    doc = parse(text)
     return [*turn, *ends(entry, doc, facts, turn), *replacements(entry, doc, facts, turn, parse)]
+
+
+def _shift_words() -> re.Pattern[str]:
+    """Every word form whose token :func:`_ending_verbs` or :func:`replacements` can act on, as bare
+    substrings (a lemma is its word less a suffix, or an irregular form's entry): built from the
+    lemma classes themselves, so a word added to them is gated too."""
+    lemmas = ENDING | CHANGING | {verb for verb, _prt in _ENDING_PARTICLE}
+    words = lemmas | {w for w, base in _IRREGULAR.items() if base in lemmas} | ENDED_STATE | {"more", "rid"}
+    return re.compile("|".join(sorted(map(re.escape, words))))
+
+
+_SHIFT_WORDS = _shift_words()
+
+
+@lru_cache(maxsize=4096)
+def may_shift(text: str) -> bool:
+    """False only when neither rule of :func:`shifted` can fire on ``text``, so its parse is skipped
+    (most chat turns: "ok sounds good"): no word of an ending or changing lemma class, of an ended
+    state or "no more"/"get rid" (:data:`_SHIFT_WORDS`), no "now"-like sign (:data:`_OVER`,
+    :data:`_NOW`) and no date a plan could start at (``extract_time._SCHEDULE``). Non-ASCII text is
+    always parsed (a case-insensitive regex may match what ``str.lower`` does not fold). Cached: a
+    pure function of the text (at most 600 characters), and chat repeats its turns."""
+    if not text.isascii():
+        return True
+    return bool(_SHIFT_WORDS.search(text.lower()) or _OVER.search(text) or _NOW.search(text)
+                or _SCHEDULE.search(text))
