@@ -79,7 +79,8 @@ def test_a_real_move_over_is_still_a_move() -> None:
 
 
 def test_left_one_place_for_another_replaces_the_home() -> None:
-    cands = _run(("2025-01-06T10:00:00Z", "I live in Cork"), ("2025-02-06T10:00:00Z", "left Cork for Galway last month"))
+    cands = _run(("2025-01-06T10:00:00Z", "I live in Cork"),
+                 ("2025-02-06T10:00:00Z", "left Cork for Galway last month"))
     found = [(c.value, c.negated) for c in _later(cands) if c.predicate == "lives_in"]
     assert ("Galway", False) in found and ("Cork", False) not in found
 

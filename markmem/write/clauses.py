@@ -106,14 +106,14 @@ def _split_cached(splitter: SpacySplitter, text: str) -> tuple[str, ...]:
     head_ids = {t.i for t in heads}
     spans = [_span(head, head_ids) for head in heads]
     for t in doc:  # "i start at 10am now": the parse may hang "am" on another clause; it stays with its hour
-        if t.i and t.lower_ in _MERIDIEM and doc[t.i - 1].like_num :
+        if t.i and t.lower_ in _MERIDIEM and doc[t.i - 1].like_num:
             for span in spans:
                 if doc[t.i - 1].i in span:
                     span.add(t.i)
                 else:
                     span.discard(t.i)
     out: list[str] = []
-    for head, span in zip(heads, spans):
+    for head, span in zip(heads, spans, strict=False):
         idx = sorted(span)
         tokens = [doc[i] for i in idx]
         while tokens and (tokens[0].dep_ in _DROP_LEAD or tokens[0].is_punct) and tokens[0].i != head.i:
