@@ -16,24 +16,16 @@ from collections.abc import Iterator
 import pytest
 
 from markmem import Memory
-from markmem.model import Candidate, RawEntry
-from markmem.write.clauses import load_splitter
-from markmem.write.extract import HeuristicExtractor
+from markmem.model import Candidate
 from markmem.write.extract_product import find, owned, stated
+from tests.ledger_fixtures import extract_turns
 
 pytest.importorskip("spacy")
 
 
 def _run(*turns: str, role: str = "user") -> list[Candidate]:
-    splitter, name = load_splitter("spacy", "en_core_web_sm")
-    assert name == "spacy"
-    ex = HeuristicExtractor(splitter)
-    out: list[Candidate] = []
-    for i, turn in enumerate(turns):
-        when = f"2026-0{i + 1}-01T10:00:00Z"
-        entry = RawEntry(id=f"r{i}", user_id="u", role=role, content=turn, recorded_at=when, occurred_at=when)
-        out += ex.extract([entry]).candidates
-    return out
+    timed = [(f"2026-0{i + 1}-01T10:00:00Z", turn) for i, turn in enumerate(turns)]
+    return [c for cands in extract_turns(timed, role) for c in cands]
 
 
 def _facts(cands: list[Candidate]) -> list[tuple[str, str, str, bool]]:

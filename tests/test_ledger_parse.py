@@ -14,27 +14,18 @@ from __future__ import annotations
 
 import pytest
 
-from markmem.model import Candidate, RawEntry
-from markmem.write.clauses import load_splitter
-from markmem.write.extract import HeuristicExtractor
 from markmem.write.extract_time import scheduled, temporary
+from tests.ledger_fixtures import extract_turns
 
 pytest.importorskip("spacy")
 
 
 def _run(*turns: str, minutes: int = 2) -> list[list[tuple[str, str, bool]]]:
     """Each turn's (predicate, value, negated), the turns ``minutes`` apart (one conversation)."""
-    splitter, name = load_splitter("spacy", "en_core_web_sm")
-    assert name == "spacy"
-    ex = HeuristicExtractor(splitter)
-    out = []
-    for i, turn in enumerate(turns):
-        total = i * minutes
-        when = f"2026-03-{1 + total // 1440:02d}T{(total % 1440) // 60:02d}:{total % 60:02d}:00Z"
-        entry = RawEntry(id=f"r{i}", user_id="u", role="user", content=turn, recorded_at=when, occurred_at=when)
-        cands: list[Candidate] = ex.extract([entry]).candidates
-        out.append([(c.predicate, c.value, c.negated) for c in cands])
-    return out
+    stamps = [(i * minutes) for i in range(len(turns))]
+    timed = [(f"2026-03-{1 + t // 1440:02d}T{(t % 1440) // 60:02d}:{t % 60:02d}:00Z", turn)
+             for t, turn in zip(stamps, turns, strict=True)]
+    return [[(c.predicate, c.value, c.negated) for c in cands] for cands in extract_turns(timed)]
 
 
 # -- corrections by alignment ------------------------------------------------------------------

@@ -12,21 +12,15 @@ from markmem.model import RawEntry
 from markmem.write.clauses import load_splitter
 from markmem.write.extract import HeuristicExtractor
 from markmem.write.extract_kind import agent_slot, bare_clause, kind_of
+from tests.ledger_fixtures import extract_turns
 
 pytest.importorskip("spacy")
 
 
 def _run(*turns: str) -> list[list[tuple[str, str, str, bool]]]:
     """Each turn's (subject, predicate, value, negated); the user is "u"."""
-    splitter, name = load_splitter("spacy", "en_core_web_sm")
-    assert name == "spacy"
-    ex = HeuristicExtractor(splitter)
-    out = []
-    for i, turn in enumerate(turns):
-        when = f"2026-03-0{i + 1}T10:00:00Z"
-        entry = RawEntry(id=f"r{i}", user_id="u", role="user", content=turn, recorded_at=when, occurred_at=when)
-        out.append([(c.subject, c.predicate, c.value, c.negated) for c in ex.extract([entry]).candidates])
-    return out
+    timed = [(f"2026-03-0{i + 1}T10:00:00Z", turn) for i, turn in enumerate(turns)]
+    return [[(c.subject, c.predicate, c.value, c.negated) for c in cands] for cands in extract_turns(timed)]
 
 
 @pytest.mark.parametrize("phrase, slot", [("social smoker", "smokes"), ("heavy drinker", "drinks")])
