@@ -26,6 +26,7 @@ import pytest
 
 from markmem import Memory
 from markmem.read import ended, facts, turnmarks
+from tests.facts_fixtures import scripted_memory
 
 pytest.importorskip("spacy")
 
@@ -50,11 +51,7 @@ SCENARIOS: dict[str, list[Turn]] = {
 def mem(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Memory]:
     root: Path = tmp_path_factory.mktemp("factspack12") / "memory"
     # the built-in vectors: a later mention of an old value shares no word with the question
-    m = Memory(root, pii_engine="regex", background=False, clause_parser="spacy")
-    for user, turns in SCENARIOS.items():
-        for role, when, text in turns:
-            m.add([{"role": role, "content": text}], user_id=user, occurred_at=when)
-    m.flush()
+    m = scripted_memory(root, SCENARIOS, vector_model="builtin")
     yield m
     m.close()
 
