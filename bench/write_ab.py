@@ -26,6 +26,7 @@ import statistics
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 CHILD = r"""
 import json, statistics, sys, tempfile, time
@@ -69,11 +70,16 @@ print(json.dumps(out))
 """
 
 
-def run(checkout: Path, engine: str, calls: int) -> dict[str, dict[str, float]]:
+def run_child(checkout: Path, child: str, *args: object) -> Any:
+    """Run ``child`` (a script) in a fresh process with ``checkout`` first on the path: its last line's JSON."""
     env = {**os.environ, "PYTHONPATH": str(checkout)}
-    done = subprocess.run([sys.executable, "-c", CHILD, str(checkout), engine, str(calls)],
+    done = subprocess.run([sys.executable, "-c", child, str(checkout), *map(str, args)],
                           capture_output=True, text=True, check=True, env=env)
-    return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def run(checkout: Path, engine: str, calls: int) -> dict[str, dict[str, float]]:
+    return run_child(checkout, CHILD, engine, calls)  # type: ignore[no-any-return]
 
 
 def main() -> int:

@@ -16,12 +16,12 @@ Machine caveat: 2 shared cores under other jobs' load: compare the ratio, not ab
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import statistics
-import subprocess
 import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from write_ab import run_child  # noqa: E402
 
 CHILD = r"""
 import json, statistics, sys, tempfile, time
@@ -63,10 +63,7 @@ print(json.dumps({k: statistics.median(v) for k, v in out.items()}))
 
 
 def run(checkout: Path, calls: int, fill: int) -> dict[str, float]:
-    env = {**os.environ, "PYTHONPATH": str(checkout)}
-    done = subprocess.run([sys.executable, "-c", CHILD, str(checkout), str(calls), str(fill)],
-                          capture_output=True, text=True, check=True, env=env)
-    return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+    return run_child(checkout, CHILD, calls, fill)  # type: ignore[no-any-return]
 
 
 def main() -> int:
