@@ -117,6 +117,7 @@ def test_matrix_turn_rows_list_is_turn_rows_before_and_after_its_dict() -> None:
             rowids.append(rowid)
         m.append(kinds, ids, np.zeros((20, 2), np.float32), rowids)
         turns = [(r, i) for k, i, r in zip(kinds, ids, rowids, strict=True) if k == "turn"]
+        assert m.turn_rowid is not None
         seen = [(r, i) for r, i in zip(m.turn_rowid.tolist(), [m.ids[a] for a in m.turn_at.tolist()], strict=True)]
         probes = rng.sample(seen, min(10, len(seen))) + turns[:3] \
             + [(r, "other") for r, _ in turns[:2]] + [(rowid + 5, "t-new"), (0, "none")]
