@@ -1,5 +1,15 @@
 """markmem: chatbot memory as plain markdown in a git repo you can read, audit and erase."""
 
+import os as _os
+import sys as _sys
+
+# numpy's OpenBLAS, loaded with numpy by a process's first search, starts a worker thread per core that
+# spins ~2**28 cycles before it sleeps: 20-50 ms of CPU a fresh process burns for nothing (markmem's
+# products are single-threaded einsum: read/vectors.py). 2**4 cycles: the idle workers sleep at once; a
+# caller's own BLAS work keeps its threads. A value already set wins; none is set once numpy is loaded.
+if "numpy" not in _sys.modules:
+    _os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
+
 from .config import Settings
 from .errors import (
     EditQuarantined,

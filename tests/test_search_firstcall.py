@@ -99,6 +99,33 @@ def test_matrix_positions_are_the_row_by_row_dict() -> None:
         assert [m.pos.get(p) for p in probes] == [want.get(p) for p in probes]
 
 
+
+def test_matrix_turn_rows_list_is_turn_rows_before_and_after_its_dict() -> None:
+    """A warm process finds a turn's row by a rowid dict (``turn_rows_list``): the rows
+    ``turn_rows``' searchsorted gives, a wrong id or an unknown rowid -1, after appends too."""
+    from markmem.index import vectors
+
+    rng = random.Random(4)
+    m = vectors.Matrix(("e", 0, 0), 2, data=np.zeros((0, 2), np.float32))
+    rowid = 0
+    for batch in range(vectors.ROWID_DICT_AFTER + 6):
+        kinds = [rng.choice(["turn", "turn", "claim"]) for _ in range(20)]
+        ids = [f"{k[0]}{batch}-{i}" for i, k in enumerate(kinds)]
+        rowids = []
+        for _ in kinds:
+            rowid += rng.randint(1, 3)  # ascending, with gaps
+            rowids.append(rowid)
+        m.append(kinds, ids, np.zeros((20, 2), np.float32), rowids)
+        turns = [(r, i) for k, i, r in zip(kinds, ids, rowids, strict=True) if k == "turn"]
+        assert m.turn_rowid is not None
+        seen = [(r, i) for r, i in zip(m.turn_rowid.tolist(), [m.ids[a] for a in m.turn_at.tolist()], strict=True)]
+        probes = rng.sample(seen, min(10, len(seen))) + turns[:3] \
+            + [(r, "other") for r, _ in turns[:2]] + [(rowid + 5, "t-new"), (0, "none")]
+        ask_r, ask_i = [r for r, _ in probes], [i for _, i in probes]
+        assert m.turn_rows_list(ask_r, ask_i) == m.turn_rows(ask_r, ask_i).tolist()  # type: ignore[union-attr]
+    assert m._by_rowid is not None  # the dict served the later batches
+
+
 def test_matrix_positions_answer_the_same_from_many_threads() -> None:
     import threading
 

@@ -266,12 +266,13 @@ class Lexicon:
                 self.info = info = settle()
         if rowids is None:
             rowids = self.rowid[list(docs)].tolist() if len(docs) else []
-        out = []
-        for d, rowid in zip(docs, rowids, strict=True):
-            ident, role, speaker, head, question, answer = info[d]
-            out.append({"rowid": rowid, "id": ident, "user_id": user_id, "role": role, "speaker": speaker,
-                        "head": head, "valid_at": valid_at[d], "question": question, "answer": answer})
-        return out
+        if len(docs) != len(rowids):
+            raise ValueError("light: docs and rowids differ in length")
+        # one comprehension (no append per row): ~40 rows a lane, every search
+        return [{"rowid": rowid, "id": ident, "user_id": user_id, "role": role, "speaker": speaker,
+                 "head": head, "valid_at": valid_at[d], "question": question, "answer": answer}
+                for d, rowid in zip(docs, rowids, strict=False)  # lengths checked above
+                for ident, role, speaker, head, question, answer in (info[d],)]
 
     def load(self, rows: list[tuple[Any, ...]]) -> None:
         """Build the base from rows of ``_ROW``."""

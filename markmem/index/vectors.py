@@ -50,6 +50,11 @@ class Matrix:
     turn_at: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     saved: int = -1  # rows in the saved file (``index.vecfile``) this matrix matches; -1: none
     pos: Positions = field(init=False)  # (kind, id) -> row
+    # turn_rowid -> turn_at as a dict, built once a warm process has asked ``ROWID_DICT_AFTER`` times
+    # (a fresh process's first searches keep the searchsorted: no 10k-entry dict at load)
+    _by_rowid: dict[int, int] | None = field(default=None, init=False, repr=False)
+    _by_len: int = field(default=0, init=False, repr=False)  # turn_rowid entries the dict holds
+    _asked: int = field(default=0, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.pos = Positions(self.kinds, self.ids)
@@ -110,6 +115,29 @@ class Matrix:
         mine = self.ids
         ok &= np.array([mine[a] == x for a, x in zip(at.tolist(), ids, strict=True)], bool)
         return np.where(ok, at, -1)
+
+    def turn_rows_list(self, rowids: list[int], ids: list[str]) -> list[int] | None:
+        """``turn_rows(rowids, ids).tolist()``: in a warm process from a dict of the turn rows by
+        rowid (a few dozen lookups, not half a dozen numpy calls), the same rows."""
+        if self.turn_rowid is None:
+            return None
+        if self._by_rowid is None:
+            self._asked += 1
+            if self._asked <= ROWID_DICT_AFTER:
+                return self.turn_rows(rowids, ids).tolist()  # type: ignore[union-attr]
+            self._by_rowid = {}
+        by, n = self._by_rowid, len(self.turn_rowid)
+        if self._by_len != n:  # rows appended since (rowids ascending: each one new)
+            by.update(zip(self.turn_rowid[self._by_len:].tolist(), self.turn_at[self._by_len:].tolist(), strict=True))
+            self._by_len = n
+        if len(rowids) != len(ids):
+            raise ValueError("turn_rows: rowids and ids differ in length")
+        mine = self.ids
+        return [a if a >= 0 and mine[a] == x else -1
+                for r, x in zip(rowids, ids, strict=False) for a in (by.get(r, -1),)]  # lengths checked above
+
+
+ROWID_DICT_AFTER = 8  # searches served by searchsorted before the rowid dict is built
 
 
 class Positions:

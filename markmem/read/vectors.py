@@ -89,18 +89,17 @@ def dense(ctx: Context, user_id: str, query: np.ndarray, depth: int, wanted: Col
 def _rerank_only(m: index.Matrix, query: np.ndarray, wanted: Collection[tuple[str, str]],
                  rowids: Mapping[tuple[str, str], int]) -> DenseResult:
     by_rowid = [k for k in wanted if k in rowids] if rowids and m.turn_rowid is not None else []
-    rows = m.turn_rows([rowids[k] for k in by_rowid], [k[1] for k in by_rowid]) if by_rowid else None
+    got = m.turn_rows_list([rowids[k] for k in by_rowid], [k[1] for k in by_rowid]) if by_rowid else None
     keys: list[tuple[str, str]] = []
     at: list[int] = []
-    if rows is not None:
-        got = rows.tolist()
+    if got is not None:
         if got and min(got) >= 0:  # the usual case: every wanted turn has its row
             keys, at = list(by_rowid), got
         else:
-            for k, i in zip(by_rowid, got, strict=True):
-                if i >= 0:
+            for k, j in zip(by_rowid, got, strict=True):
+                if j >= 0:
                     keys.append(k)
-                    at.append(i)
+                    at.append(j)
         rest = [k for k in wanted if k not in rowids]  # by_rowid's complement in wanted, in wanted's order
     else:
         rest = list(wanted)
