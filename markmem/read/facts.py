@@ -20,6 +20,7 @@ LoCoMo this keeps any@5 at the level of plain fusion (``bench/locomo.py``).
 from __future__ import annotations
 
 from datetime import datetime, timezone
+from typing import Any
 
 from ..index import claimbook
 from ..index.cache import Cache
@@ -105,7 +106,8 @@ def rerank(cache: Cache, user_id: str, ranked: list[Cand], query: str = "",
     if drop:  # "where does the user's wife work?": the wife's facts before the user's own
         named = [c for c in out if c.kind == "claim" and whose.names(asked, c.row.get("subject"), user_id)]
         out = named + [c for c in out if c not in named]
-    return _unmarked_first(out, SWAP_WITHIN, asking=drop and not asked_back) + past + late
+    return stale_named(cache, user_id, _unmarked_first(out, SWAP_WITHIN, asking=drop and not asked_back) + past
+                       + late, ledger, present, book)
 
 
 def _unmarked_first(out: list[Cand], within: int | None = None, asking: bool = False) -> list[Cand]:
@@ -151,9 +153,67 @@ def mark(cache: Cache, user_id: str, ranked: list[Cand], at: str,
     for c in ranked:
         if c.id in planned:
             c.row = {**c.row, "starts": planned[c.id]}
-    return _unmarked_first(ranked, SWAP_WITHIN)
+    return stale_named(cache, user_id, _unmarked_first(ranked, SWAP_WITHIN), ledger, at, book)
 
 
+def stale_named(cache: Cache, user_id: str, ranked: list[Cand], ledger: list[dict[str, Any]], at: str,
+                book: claimbook.Book | None) -> list[Cand]:
+    """Each candidate not itself marked past (no ``valid_until`` by ``at``, no ``superseded_by``, no
+    ``starts``) that names values the ledger closed by ``at`` gets them as ``row["stale"]``
+    (``echo.named_closed``; ``Hit.stale``): "we moved from Malmo to Lund" still holds, Malmo does not.
+    A transcript's speaker ("Caroline: ...") is never such a value. Only the first ``STALE_WITHIN``
+    candidates are read (a search shows fewer)."""
+    if not NAMES_CLOSED or not ranked:
+        return ranked
+    now = echo.state(ledger, at, book)
+    head = ranked[:STALE_WITHIN]
+    phrases: dict[str, dict[str, Any]] = {}
+    if REPLACED_STALE:
+        _cited, held, people = turnmarks.known(ledger, head, at, book)
+        phrases = turnmarks.replaced_phrases(head, at, held, people)
+    if not now.closed and not phrases:
+        return ranked
+    names = {str(c.row.get("speaker") or "") for c in head}
+    names |= {t.split(":", 1)[0] for c in head if 0 < (t := _text(c)).find(":") < 40}
+    closed, firsts, _seen = turnmarks.closed_without(now, frozenset(n for n in names if n))
+    todo = [c for c in head if not ((u := c.row.get("valid_until")) and str(u) <= at)
+            and not c.row.get("superseded_by") and not c.row.get("starts")]
+    texts = _claim_texts(cache, user_id, [c.id for c in todo if c.kind == "claim" and not _text(c)], book)
+    for c in todo:
+        text = _text(c) or texts.get(c.id, "")
+        found = echo.named_closed(text, closed, firsts)
+        if phrases:  # what a turn marked replaced named ("with Virgin Media"), the ledger never held
+            low = text.casefold().replace("\u2019", "'")
+            have = {str(f["named"]).casefold() for f in found}
+            found += [{"named": p["named"], "value": None, "claim": None, "turn": p["turn"],
+                       "valid_until": p["valid_until"], "superseded_by": p["superseded_by"]}
+                      for k, p in phrases.items() if k not in have and echo.named(low, k)]
+        if found:
+            c.row = {**c.row, "stale": tuple(found)}
+    return ranked
+
+
+def _claim_texts(cache: Cache, user_id: str, ids: list[str], book: claimbook.Book | None) -> dict[str, str]:
+    """Claims' texts (a claim candidate's lane row holds none), kept on the claim book: a claim's text
+    does not change while the book stands."""
+    kept: dict[str, str] = {} if book is None else book.__dict__.setdefault("_texts", {})
+    missing = [i for i in ids if i not in kept]
+    if missing:
+        rows = cache.user(user_id).rows(
+            f"SELECT id, text FROM claims WHERE id IN ({','.join('?' * len(missing))}) AND user_id = ?",
+            [*missing, user_id])
+        kept.update({str(r["id"]): str(r["text"] or "") for r in rows})
+    return {i: kept.get(i, "") for i in ids}
+
+
+def _text(c: Cand) -> str:
+    return str(c.row.get("content") or c.row.get("text") or "")
+
+
+NAMES_CLOSED = True  # False: a hit that holds names no closed value it mentions (``Hit.stale`` stays empty)
+REPLACED_STALE = True  # False: ``Hit.stale`` lists only the ledger's closed values, not the names a turn
+# marked replaced gave ("our internet is with Virgin Media", marked replaced by "... Community Fibre")
+STALE_WITHIN = 30
 PLANS = True  # False: a plan no claim holds ("i start there in april") is not marked in an as_of search
 LAPSED = True  # False: a stay "for the week" said long ago is not marked ended
 OLDER_NAMED = True  # False: no older turn is marked replaced by the fact a question about the user found
