@@ -171,39 +171,78 @@ def stale_named(cache: Cache, user_id: str, ranked: list[Cand], ledger: list[dic
     if REPLACED_STALE:
         _cited, held, people = turnmarks.known(ledger, head, at, book)
         phrases = turnmarks.replaced_phrases(head, at, held, people)
-    if not now.closed and not phrases:
+    if REPLACED_STALE:  # a claim this search marked ended (``read.ended``): its value is past too
+        phrases.update(_ended_values(head, ledger, at, book, phrases))
+    if not now.closed and not phrases and not OWN_ENDINGS:
         return ranked
     names = {str(c.row.get("speaker") or "") for c in head}
     names |= {t.split(":", 1)[0] for c in head if 0 < (t := _text(c)).find(":") < 40}
     closed, firsts, _seen = turnmarks.closed_without(now, frozenset(n for n in names if n))
     todo = [c for c in head if not ((u := c.row.get("valid_until")) and str(u) <= at)
             and not c.row.get("superseded_by") and not c.row.get("starts")]
-    texts = _claim_texts(cache, user_id, [c.id for c in todo if c.kind == "claim" and not _text(c)], book)
+    texts = ended._claim_texts(cache, user_id, [c.id for c in todo if c.kind == "claim" and not _text(c)], book)
     for c in todo:
         text = _text(c) or texts.get(c.id, "")
         found = echo.named_closed(text, closed, firsts)
         if phrases:  # what a turn marked replaced named ("with Virgin Media"), the ledger never held
             low = text.casefold().replace("\u2019", "'")
             have = {str(f["named"]).casefold() for f in found}
-            found += [{"named": p["named"], "value": None, "claim": None, "turn": p["turn"],
-                       "valid_until": p["valid_until"], "superseded_by": p["superseded_by"]}
-                      for k, p in phrases.items() if k not in have and echo.named(low, k)]
+            for k, p in phrases.items():
+                m = echo._pattern(k).search(low) if k not in have else None
+                if m and p.get("claim") != c.id:
+                    said = text[m.start():m.end()] if len(low) == len(text) else p["named"]
+                    found.append({"named": said, "value": p.get("value"), "claim": p.get("claim"),
+                                  "turn": p.get("turn"), "valid_until": p["valid_until"],
+                                  "superseded_by": p["superseded_by"]})
+                    have.add(k)
+        if OWN_ENDINGS and (c.kind == "claim" or c.row.get("role") in (None, "user")):
+            have = {str(f["named"]).casefold() for f in found}
+            found += [f for f in _own_endings(c, text, now, ledger, at) if str(f["named"]).casefold() not in have]
         if found:
             c.row = {**c.row, "stale": tuple(found)}
     return ranked
 
 
-def _claim_texts(cache: Cache, user_id: str, ids: list[str], book: claimbook.Book | None) -> dict[str, str]:
-    """Claims' texts (a claim candidate's lane row holds none), kept on the claim book: a claim's text
-    does not change while the book stands."""
-    kept: dict[str, str] = {} if book is None else book.__dict__.setdefault("_texts", {})
-    missing = [i for i in ids if i not in kept]
-    if missing:
-        rows = cache.user(user_id).rows(
-            f"SELECT id, text FROM claims WHERE id IN ({','.join('?' * len(missing))}) AND user_id = ?",
-            [*missing, user_id])
-        kept.update({str(r["id"]): str(r["text"] or "") for r in rows})
-    return {i: kept.get(i, "") for i in ids}
+def _ended_values(head: list[Cand], ledger: list[dict[str, Any]], at: str, book: claimbook.Book | None,
+                  have: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The terms (``echo.terms``) of the values of the claims among ``head`` this search marked ended by
+    ``at`` (the ledger still holds them), less those ``have`` already: term -> its entry for ``Hit.stale``."""
+    ids = [c.id for c in head if c.kind == "claim" and (u := c.row.get("valid_until")) and str(u) <= at]
+    if not ids:
+        return {}
+    by_id = book.by_id if book is not None else {str(r["id"]): r for r in ledger}
+    out: dict[str, dict[str, Any]] = {}
+    for c in head:
+        row = by_id.get(c.id) if c.id in ids else None
+        if row is None:
+            continue
+        for t in echo.terms(str(row.get("value") or "")):
+            if t not in have and t not in out:
+                out[t] = {"named": t, "value": row.get("value"), "claim": c.id, "turn": None,
+                          "valid_until": c.row["valid_until"], "superseded_by": c.row.get("superseded_by")}
+    return out
+
+
+def _own_endings(c: Cand, text: str, now: echo.State, ledger: list[dict[str, Any]], at: str) -> list[dict[str, Any]]:
+    """What the user's text itself says is over (``ended.things``: "went from EDF to Ovo": EDF), ended
+    when it was said (by ``at``), less the words of a value a claim valid at ``at`` took up at or after
+    that time ("back at uber" after "quit uber"): as written, each run of such words once."""
+    said = str(c.row.get("valid_at") or c.row.get("valid_from") or "")
+    if not said or said > at:
+        return []
+    gone = ended.things(text)
+    if not gone:
+        return []
+    held: dict[str, str] | None = now.__dict__.get("_held_since")
+    if held is None:
+        held = now.__dict__["_held_since"] = ended.held_since(
+            (str(r.get("value") or ""), str(r.get("valid_from") or "")) for r in ledger if echo.active(r, at))
+    gone = {w for w in gone if held.get(w, "") < said}
+    out: list[dict[str, Any]] = []
+    for run in ended.runs(text, gone):
+        out.append({"named": run, "value": None, "claim": c.id if c.kind == "claim" else None,
+                    "turn": c.id if c.kind == "turn" else None, "valid_until": said, "superseded_by": None})
+    return out
 
 
 def _text(c: Cand) -> str:
@@ -211,6 +250,7 @@ def _text(c: Cand) -> str:
 
 
 NAMES_CLOSED = True  # False: a hit that holds names no closed value it mentions (``Hit.stale`` stays empty)
+OWN_ENDINGS = True  # False: ``Hit.stale`` leaves out what the text itself says is over ("went from EDF to Ovo")
 REPLACED_STALE = True  # False: ``Hit.stale`` lists only the ledger's closed values, not the names a turn
 # marked replaced gave ("our internet is with Virgin Media", marked replaced by "... Community Fibre")
 STALE_WITHIN = 30
