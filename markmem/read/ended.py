@@ -78,25 +78,27 @@ _MORE = re.compile(
     r"(?:moved|switched|changed|went|jumped|transferred|swapped|upgraded|ported)"
     r"(?:\s+(?!(?:to|from|back|and|but|i|we)\b)[\w'’]+){0,3}\s+from)\s+"
     r"(?:(?:the|my|our|a|an|that|this|his|her|their)\s+)?", re.IGNORECASE)
-MORE = True  # False: only the endings before h-stale4 ("used to ..." and "<verb> ... from X to Y" end nothing)
-
-
-def things(text: str) -> frozenset[str]:
-    """The words of what ``text`` says is over (stemmed, casefolded); empty when it ends nothing."""
-    return _things(text, MORE)
+MORE = True  # False: only the endings before h-stale4 ("used to ..." and "<verb> ... from X to Y" end nothing);
+# ``things`` is memoised: call ``things.cache_clear()`` after changing it
 
 
 @lru_cache(maxsize=8192)
-def _things(text: str, more: bool) -> frozenset[str]:
+def things(text: str) -> frozenset[str]:
+    """The words of what ``text`` says is over (stemmed, casefolded); empty when it ends nothing."""
     if _SPEAKER.match(text) or _ASKS.search(text):
         return frozenset()
     out: set[str] = set()
     for clause in _CLAUSE.split(text):
-        for m in (*_AFTER.finditer(clause), *(_MORE.finditer(clause) if more else ())):
+        for m in (*_AFTER.finditer(clause), *(_MORE.finditer(clause) if MORE else ())):
             out.update(_content(_WORD.findall(_TO.split(clause[m.end():], 1)[0])[:3]))  # "from X to Y": X
         for m in _BEFORE.finditer(clause):
             out.update(_content(_WORD.findall(clause[:m.start()])[-2:]))
     return frozenset(out)
+
+
+def clauses(text: str) -> list[str]:
+    """``text`` split where ``things`` splits it (punctuation, "but", "so", ...)."""
+    return [c for c in _CLAUSE.split(text) if c and c.strip()]
 
 
 def runs(text: str, stems: Iterable[str]) -> list[str]:

@@ -196,10 +196,9 @@ def stale_named(cache: Cache, user_id: str, ranked: list[Cand], ledger: list[dic
                                   "superseded_by": p["superseded_by"]})
                     have.add(k)
         if OWN_ENDINGS and (c.kind == "claim" or c.row.get("role") in (None, "user")):
-            have = {str(f["named"]).casefold() for f in found}
-            found += [f for f in _own_endings(c, text, now, ledger, at) if str(f["named"]).casefold() not in have]
+            found += _own_endings(c, text, now, ledger, at)
         if found:
-            c.row = {**c.row, "stale": tuple(found)}
+            c.row = {**c.row, "stale": _once(found)}
     return ranked
 
 
@@ -239,10 +238,26 @@ def _own_endings(c: Cand, text: str, now: echo.State, ledger: list[dict[str, Any
             (str(r.get("value") or ""), str(r.get("valid_from") or "")) for r in ledger if echo.active(r, at))
     gone = {w for w in gone if held.get(w, "") < said}
     out: list[dict[str, Any]] = []
-    for run in ended.runs(text, gone):
+    # the first run of each clause: the thing right after (or before) its ending ("sold the iPhone 11 on
+    # eBay": the iPhone 11, not eBay)
+    first = [r[0] for clause in ended.clauses(text) if (r := ended.runs(clause, ended.things(clause) & gone))]
+    for run in dict.fromkeys(first):
         out.append({"named": run, "value": None, "claim": c.id if c.kind == "claim" else None,
                     "turn": c.id if c.kind == "turn" else None, "valid_until": said, "superseded_by": None})
     return out
+
+
+def _once(found: list[dict[str, Any]]) -> tuple[dict[str, Any], ...]:
+    """Each claim once, and no entry whose words are all among an earlier one's ("Westbrook" after
+    "Westbrook Academy", "iPhone" after "iPhone 11")."""
+    out: list[dict[str, Any]] = []
+    for f in found:
+        words = set(str(f["named"]).casefold().split())
+        if any((f.get("claim") and f.get("claim") == o.get("claim") and not o.get("turn"))
+               or words <= set(str(o["named"]).casefold().split()) for o in out):
+            continue
+        out.append(f)
+    return tuple(out)
 
 
 def _text(c: Cand) -> str:
