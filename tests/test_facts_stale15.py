@@ -143,6 +143,7 @@ def test_a_claim_ended_by_a_from_to_sentence_is_named_as_such(mem: Memory, switc
 @pytest.mark.parametrize(("text", "runs"), [
     ("switched broadband from Virgin Media to Community Fibre", ["Virgin Media"]),
     ("got an e-bike so no more 73 bus for me", ["73 bus"]),
+    ("swapped my Pixel 8 for an iPhone 16", ["Pixel 8"]),
     ("I used to teach at Westbrook Academy, now I tutor online", ["Westbrook Academy"]),
     ("moved my current account from Barclays to Monzo", ["Barclays"]),
     ("we moved to Odense in August", []),

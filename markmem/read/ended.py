@@ -106,12 +106,10 @@ def runs(text: str, stems: Iterable[str]) -> list[str]:
     ("switched broadband from Virgin Media to ...", {"virgin", "media"}: ["Virgin Media"])."""
     want = set(stems)
     out: list[str] = []
-    cur: list[tuple[str, bool]] = []  # (word, wanted); a number next to a wanted word joins it ("73 bus")
+    cur: list[tuple[str, bool]] = []  # (word, wanted); a number next to a wanted word joins it ("73 bus", "Pixel 8")
     end = 0
 
     def flush() -> None:
-        while cur and not cur[-1][1]:
-            cur.pop()
         if any(hit for _, hit in cur):
             out.append(" ".join(w for w, _ in cur))
         cur.clear()
