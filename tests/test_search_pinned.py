@@ -39,7 +39,8 @@ PINNED = {'Where does the user live?': ([('claim', 'I moved to Porto last week.'
                                    '- I moved to Porto last week.\n'
                                    '- I now work at Globex as a team lead.\n'
                                    '## Relevant memories\n'
-                                   "- Actually I don't like sushi anymore, raw fish makes me sick. (DATE; sushi: ended on DATE)\n"
+                                   "- Actually I don't like sushi anymore, raw fish makes me sick."
+                                   " (DATE; sushi: ended on DATE)\n"
                                    '- We went hiking in the mountains near Porto on the weekend.\n'),
      # h-stale: the marked (stale) turn is no longer first; the statement now true goes before it
      'What does the user think about sushi?': ([('turn',
@@ -53,7 +54,8 @@ PINNED = {'Where does the user live?': ([('claim', 'I moved to Porto last week.'
                                                '- I moved to Porto last week.\n'
                                                '- I now work at Globex as a team lead.\n'
                                                '## Relevant memories\n'
-                                               "- Actually I don't like sushi anymore, raw fish makes me sick. (DATE; sushi: ended on DATE)\n"),
+                                               "- Actually I don't like sushi anymore, raw fish makes me sick."
+                                               " (DATE; sushi: ended on DATE)\n"),
      'Which company does the user work at?': ([('claim', 'I now work at Globex as a team lead.', False),
                                                ('turn', 'I work at Acme Corp as a data engineer.', True),
                                                ('claim', 'I now work at Globex as a team lead.', False),
@@ -65,7 +67,8 @@ PINNED = {'Where does the user live?': ([('claim', 'I moved to Porto last week.'
                                               '- I now work at Globex as a team lead.\n'
                                               '- I moved to Porto last week.\n'
                                               '## Relevant memories\n'
-                                              "- Actually I don't like sushi anymore, raw fish makes me sick. (DATE; sushi: ended on DATE)\n"),
+                                              "- Actually I don't like sushi anymore, raw fish makes me sick."
+                                              " (DATE; sushi: ended on DATE)\n"),
      'hiking mountains': ([('turn', 'We went hiking in the mountains near Porto on the weekend.', False),
                            ('claim', 'I moved to Porto last week.', False),
                            ('claim', 'I now work at Globex as a team lead.', False),
@@ -86,7 +89,8 @@ PINNED = {'Where does the user live?': ([('claim', 'I moved to Porto last week.'
                                  '- I moved to Porto last week.\n'
                                  '- I now work at Globex as a team lead.\n'
                                  '## Relevant memories\n'
-                                 "- Actually I don't like sushi anymore, raw fish makes me sick. (DATE; sushi: ended on DATE)\n"
+                                 "- Actually I don't like sushi anymore, raw fish makes me sick."
+                                 " (DATE; sushi: ended on DATE)\n"
                                  '- We went hiking in the mountains near Porto on the weekend.\n'),
      'Brussels': ([('turn', 'What if we moved to Brussels?', False),
                    ('claim', 'I moved to Porto last week.', False),

@@ -276,8 +276,8 @@ def _latest(row: Mapping[str, Any]) -> tuple[str, str]:
 def named_closed(text: str, closed: Mapping[str, dict[str, Any]],
                  firsts: Mapping[str, list[str]]) -> list[dict[str, Any]]:
     """Every closed claim (``closed``: term -> the latest closed claim) whose value ``text`` names, once
-    per claim, in the order named: ``{"named": the words as written, "value", "claim", "valid_until",
-    "superseded_by"}``; a term inside a longer named term of the same claim counts once."""
+    per claim, in the order named: ``{"named": the words as written, "value", "claim", "turn": None,
+    "valid_until", "superseded_by"}``; a term inside a longer named term of the same claim counts once."""
     if not closed:
         return []
     low = text.casefold().replace("\u2019", "'")
