@@ -170,25 +170,31 @@ def stale_named(cache: Cache, user_id: str, ranked: list[Cand], ledger: list[dic
     phrases: dict[str, dict[str, Any]] = {}
     if REPLACED_STALE:
         _cited, held, people = turnmarks.known(ledger, head, at, book)
-        phrases = turnmarks.replaced_phrases(head, at, held, people)
+        phrases = turnmarks.replaced_phrases(head, at, held, people, now.__dict__.setdefault("_phrases", {}))
     if REPLACED_STALE:  # a claim this search marked ended (``read.ended``): its value is past too
         phrases.update(_ended_values(head, ledger, at, book, phrases))
     if not now.closed and not phrases and not OWN_ENDINGS:
         return ranked
-    names = {str(c.row.get("speaker") or "") for c in head}
-    names |= {t.split(":", 1)[0] for c in head if 0 < (t := _text(c)).find(":") < 40}
-    closed, firsts, _seen = turnmarks.closed_without(now, frozenset(n for n in names if n))
+    names = {str(c.row.get("speaker") or "").casefold() for c in head}
+    names |= {t.split(":", 1)[0].casefold() for c in head if 0 < (t := _text(c)).find(":") < 40}
+    names.discard("")
+    closed = now.closed  # a speaker's name is dropped from what is found (not from the terms: kept per state)
+    firsts: dict[str, list[str]] | None = now.__dict__.get("_firsts")
+    if firsts is None:
+        firsts = now.__dict__["_firsts"] = echo.first_words(closed)
     todo = [c for c in head if not ((u := c.row.get("valid_until")) and str(u) <= at)
             and not c.row.get("superseded_by") and not c.row.get("starts")]
     texts = ended._claim_texts(cache, user_id, [c.id for c in todo if c.kind == "claim" and not _text(c)], book)
     for c in todo:
         text = _text(c) or texts.get(c.id, "")
         found = echo.named_closed(text, closed, firsts)
+        if names:  # "Caroline: ..." names Caroline, never an old value
+            found = [f for f in found if not set(str(f["named"]).casefold().split()) <= names]
         if phrases:  # what a turn marked replaced named ("with Virgin Media"), the ledger never held
             low = text.casefold().replace("\u2019", "'")
             have = {str(f["named"]).casefold() for f in found}
             for k, p in phrases.items():
-                m = echo._pattern(k).search(low) if k not in have else None
+                m = echo._pattern(k).search(low) if k in low and k not in have else None
                 if m and p.get("claim") != c.id:
                     said = text[m.start():m.end()] if len(low) == len(text) else p["named"]
                     found.append({"named": said, "value": p.get("value"), "claim": p.get("claim"),
