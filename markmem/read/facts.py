@@ -242,7 +242,7 @@ def _own_endings(c: Cand, text: str, now: echo.State, ledger: list[dict[str, Any
     if held is None:
         held = now.__dict__["_held_since"] = ended.held_since(
             (str(r.get("value") or ""), str(r.get("valid_from") or "")) for r in ledger if echo.active(r, at))
-    gone = {w for w in gone if held.get(w, "") < said}
+    gone = frozenset(w for w in gone if held.get(w, "") < said)
     out: list[dict[str, Any]] = []
     # the first run of each clause: the thing right after (or before) its ending ("sold the iPhone 11 on
     # eBay": the iPhone 11, not eBay)
