@@ -179,6 +179,9 @@ class Hit:
     superseded_by: str | None = None  # a turn whose facts were since replaced: the claim that replaced them
     role: str | None = None  # a turn's role ("user", "assistant", ...)
     starts: str | None = None  # an as_of search: a turn telling of a change planned later, when it starts
+    # values the text names that had been closed by the search's time, though the hit itself holds
+    # ("we moved from Malmo to Lund": Malmo): each {"named", "value", "claim", "valid_until", "superseded_by"}
+    stale: tuple[dict[str, Any], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -39,7 +39,8 @@ PINNED = {'Where does the user live?': ([('claim', 'I moved to Porto last week.'
                                    '- I moved to Porto last week.\n'
                                    '- I now work at Globex as a team lead.\n'
                                    '## Relevant memories\n'
-                                   "- Actually I don't like sushi anymore, raw fish makes me sick.\n"
+                                   "- Actually I don't like sushi anymore, raw fish makes me sick."
+                                   " (DATE; sushi: ended on DATE)\n"
                                    '- We went hiking in the mountains near Porto on the weekend.\n'),
      # h-stale: the marked (stale) turn is no longer first; the statement now true goes before it
      'What does the user think about sushi?': ([('turn',
@@ -53,7 +54,8 @@ PINNED = {'Where does the user live?': ([('claim', 'I moved to Porto last week.'
                                                '- I moved to Porto last week.\n'
                                                '- I now work at Globex as a team lead.\n'
                                                '## Relevant memories\n'
-                                               "- Actually I don't like sushi anymore, raw fish makes me sick.\n"),
+                                               "- Actually I don't like sushi anymore, raw fish makes me sick."
+                                               " (DATE; sushi: ended on DATE)\n"),
      'Which company does the user work at?': ([('claim', 'I now work at Globex as a team lead.', False),
                                                ('turn', 'I work at Acme Corp as a data engineer.', True),
                                                ('claim', 'I now work at Globex as a team lead.', False),
@@ -65,7 +67,8 @@ PINNED = {'Where does the user live?': ([('claim', 'I moved to Porto last week.'
                                               '- I now work at Globex as a team lead.\n'
                                               '- I moved to Porto last week.\n'
                                               '## Relevant memories\n'
-                                              "- Actually I don't like sushi anymore, raw fish makes me sick.\n"),
+                                              "- Actually I don't like sushi anymore, raw fish makes me sick."
+                                              " (DATE; sushi: ended on DATE)\n"),
      'hiking mountains': ([('turn', 'We went hiking in the mountains near Porto on the weekend.', False),
                            ('claim', 'I moved to Porto last week.', False),
                            ('claim', 'I now work at Globex as a team lead.', False),
@@ -86,7 +89,8 @@ PINNED = {'Where does the user live?': ([('claim', 'I moved to Porto last week.'
                                  '- I moved to Porto last week.\n'
                                  '- I now work at Globex as a team lead.\n'
                                  '## Relevant memories\n'
-                                 "- Actually I don't like sushi anymore, raw fish makes me sick.\n"
+                                 "- Actually I don't like sushi anymore, raw fish makes me sick."
+                                 " (DATE; sushi: ended on DATE)\n"
                                  '- We went hiking in the mountains near Porto on the weekend.\n'),
      'Brussels': ([('turn', 'What if we moved to Brussels?', False),
                    ('claim', 'I moved to Porto last week.', False),
@@ -119,7 +123,8 @@ def build(repo: Path, users: tuple[str, ...] = ("alice", "bob"), **kw: object) -
 def results(m: Memory, query: str) -> tuple[list[tuple[str, str, bool]], str]:
     hits = [(h.kind, h.text, h.valid_until is not None) for h in m.search(query, user_id="alice", top_k=5)]
     pack = m.search(query, user_id="alice", format="context").text
-    return hits, re.sub(r" \(\d{4}-\d\d-\d\d\)| \[[rc]-[0-9a-f]+\]", "", pack)
+    pack = re.sub(r" \(\d{4}-\d\d-\d\d\)| \[[rc]-[0-9a-f]+\]", "", pack)
+    return hits, re.sub(r"\d{4}-\d\d-\d\d", "DATE", pack)  # a note's dates: "(DATE; sushi: ended on DATE)"
 
 
 @pytest.fixture(scope="module")

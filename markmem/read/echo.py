@@ -267,3 +267,33 @@ def _names(low: str, words: set[str], fact: Mapping[str, Any]) -> bool:
 def _latest(row: Mapping[str, Any]) -> tuple[str, str]:
     """The later-closed claim; between two closed at once, the one with the larger id (any fixed order)."""
     return str(row["valid_until"]), str(row.get("id") or "")
+
+
+# -- the closed values a text names (``Hit.stale``) ---------------------------------------------------
+# A turn or claim that still holds ("we moved from Malmo to Lund", "sold the Golf, we share my wife's
+# Skoda", a claim "upgraded from the Pixel 6 to an iPhone 15") may name a value the ledger has closed.
+# The hit itself is not past, so it gets no ``valid_until``; it lists what it names that is.
+def named_closed(text: str, closed: Mapping[str, dict[str, Any]],
+                 firsts: Mapping[str, list[str]]) -> list[dict[str, Any]]:
+    """Every closed claim (``closed``: term -> the latest closed claim) whose value ``text`` names, once
+    per claim, in the order named: ``{"named": the words as written, "value", "claim", "turn": None,
+    "valid_until", "superseded_by"}``; a term inside a longer named term of the same claim counts once."""
+    if not closed:
+        return []
+    low = text.casefold().replace("\u2019", "'")
+    spans: list[tuple[int, int, str]] = []
+    for w in (_named_firsts(low, firsts) if len(firsts) <= FEW_FIRSTS else set(_TOKEN.findall(low)) & firsts.keys()):
+        for t in firsts[w]:
+            m = _pattern(t).search(low)
+            if m:
+                spans.append((m.start(), m.end(), t))
+    out: dict[str, dict[str, Any]] = {}
+    for start, end, t in sorted(spans, key=lambda s: (s[0], -(s[1] - s[0]))):
+        row = closed[t]
+        cid = str(row.get("id") or "")
+        if cid in out:
+            continue
+        said = text[start:end] if len(low) == len(text) else t
+        out[cid] = {"named": said, "value": row.get("value"), "claim": cid, "turn": None,
+                    "valid_until": row.get("valid_until"), "superseded_by": row.get("superseded_by")}
+    return list(out.values())

@@ -71,6 +71,17 @@ def _stem(word: str) -> str:
     return w[:-1] if len(w) > 4 and w.endswith("s") and not w.endswith("ss") else w
 
 
+# "I used to teach at Westbrook Academy", "I used to be paleo": the thing after one verb (and a preposition);
+# "moved my current account from Barclays to Monzo", "went from EDF to Ovo": the thing after "from"
+_MORE = re.compile(
+    r"\b(?:used to [a-z]+(?:\s+(?:at|in|for|with|on|as))?|"
+    r"(?:moved|switched|changed|went|jumped|transferred|swapped|upgraded|ported)"
+    r"(?:\s+(?!(?:to|from|back|and|but|i|we)\b)[\w'’]+){0,3}\s+from)\s+"
+    r"(?:(?:the|my|our|a|an|that|this|his|her|their)\s+)?", re.IGNORECASE)
+MORE = True  # False: only the endings before h-stale4 ("used to ..." and "<verb> ... from X to Y" end nothing);
+# ``things`` is memoised: call ``things.cache_clear()`` after changing it
+
+
 @lru_cache(maxsize=8192)
 def things(text: str) -> frozenset[str]:
     """The words of what ``text`` says is over (stemmed, casefolded); empty when it ends nothing."""
@@ -78,11 +89,40 @@ def things(text: str) -> frozenset[str]:
         return frozenset()
     out: set[str] = set()
     for clause in _CLAUSE.split(text):
-        for m in _AFTER.finditer(clause):
+        for m in (*_AFTER.finditer(clause), *(_MORE.finditer(clause) if MORE else ())):
             out.update(_content(_WORD.findall(_TO.split(clause[m.end():], 1)[0])[:3]))  # "from X to Y": X
         for m in _BEFORE.finditer(clause):
             out.update(_content(_WORD.findall(clause[:m.start()])[-2:]))
     return frozenset(out)
+
+
+def clauses(text: str) -> list[str]:
+    """``text`` split where ``things`` splits it (punctuation, "but", "so", ...)."""
+    return [c for c in _CLAUSE.split(text) if c and c.strip()]
+
+
+def runs(text: str, stems: Iterable[str]) -> list[str]:
+    """The runs of consecutive words of ``text`` whose stems are in ``stems``, as written, each once
+    ("switched broadband from Virgin Media to ...", {"virgin", "media"}: ["Virgin Media"])."""
+    want = set(stems)
+    out: list[str] = []
+    cur: list[tuple[str, bool]] = []  # (word, wanted); a number next to a wanted word joins it ("73 bus", "Pixel 8")
+    end = 0
+
+    def flush() -> None:
+        if any(hit for _, hit in cur):
+            out.append(" ".join(w for w, _ in cur))
+        cur.clear()
+    for m in re.finditer(r"[^\W_][\w'’-]*", text):
+        w = m.group(0)
+        hit = _stem(w) in want
+        if not (hit or w.isdigit()) or (cur and text[end:m.start()].strip()):
+            flush()
+        if hit or w.isdigit():
+            cur.append((w, hit))
+            end = m.end()
+    flush()
+    return list(dict.fromkeys(out))
 
 
 def _content(words: Iterable[str]) -> list[str]:

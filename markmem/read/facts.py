@@ -20,6 +20,7 @@ LoCoMo this keeps any@5 at the level of plain fusion (``bench/locomo.py``).
 from __future__ import annotations
 
 from datetime import datetime, timezone
+from typing import Any
 
 from ..index import claimbook
 from ..index.cache import Cache
@@ -105,7 +106,8 @@ def rerank(cache: Cache, user_id: str, ranked: list[Cand], query: str = "",
     if drop:  # "where does the user's wife work?": the wife's facts before the user's own
         named = [c for c in out if c.kind == "claim" and whose.names(asked, c.row.get("subject"), user_id)]
         out = named + [c for c in out if c not in named]
-    return _unmarked_first(out, SWAP_WITHIN, asking=drop and not asked_back) + past + late
+    return stale_named(cache, user_id, _unmarked_first(out, SWAP_WITHIN, asking=drop and not asked_back) + past
+                       + late, ledger, present, book)
 
 
 def _unmarked_first(out: list[Cand], within: int | None = None, asking: bool = False) -> list[Cand]:
@@ -151,9 +153,128 @@ def mark(cache: Cache, user_id: str, ranked: list[Cand], at: str,
     for c in ranked:
         if c.id in planned:
             c.row = {**c.row, "starts": planned[c.id]}
-    return _unmarked_first(ranked, SWAP_WITHIN)
+    return stale_named(cache, user_id, _unmarked_first(ranked, SWAP_WITHIN), ledger, at, book)
 
 
+def stale_named(cache: Cache, user_id: str, ranked: list[Cand], ledger: list[dict[str, Any]], at: str,
+                book: claimbook.Book | None) -> list[Cand]:
+    """Each candidate not itself marked past (no ``valid_until`` by ``at``, no ``superseded_by``, no
+    ``starts``) that names values the ledger closed by ``at`` gets them as ``row["stale"]``
+    (``echo.named_closed``; ``Hit.stale``): "we moved from Malmo to Lund" still holds, Malmo does not.
+    A transcript's speaker ("Caroline: ...") is never such a value. Only the first ``STALE_WITHIN``
+    candidates are read (a search shows fewer)."""
+    if not NAMES_CLOSED or not ranked:
+        return ranked
+    now = echo.state(ledger, at, book)
+    head = ranked[:STALE_WITHIN]
+    phrases: dict[str, dict[str, Any]] = {}
+    if REPLACED_STALE:
+        _cited, held, people = turnmarks.known(ledger, head, at, book)
+        phrases = turnmarks.replaced_phrases(head, at, held, people, now.__dict__.setdefault("_phrases", {}))
+    if REPLACED_STALE:  # a claim this search marked ended (``read.ended``): its value is past too
+        phrases.update(_ended_values(head, ledger, at, book, phrases))
+    if not now.closed and not phrases and not OWN_ENDINGS:
+        return ranked
+    names = {str(c.row.get("speaker") or "").casefold() for c in head}
+    names |= {t.split(":", 1)[0].casefold() for c in head if 0 < (t := _text(c)).find(":") < 40}
+    names.discard("")
+    closed = now.closed  # a speaker's name is dropped from what is found (not from the terms: kept per state)
+    firsts: dict[str, list[str]] | None = now.__dict__.get("_firsts")
+    if firsts is None:
+        firsts = now.__dict__["_firsts"] = echo.first_words(closed)
+    todo = [c for c in head if not ((u := c.row.get("valid_until")) and str(u) <= at)
+            and not c.row.get("superseded_by") and not c.row.get("starts")]
+    texts = ended._claim_texts(cache, user_id, [c.id for c in todo if c.kind == "claim" and not _text(c)], book)
+    for c in todo:
+        text = _text(c) or texts.get(c.id, "")
+        found = echo.named_closed(text, closed, firsts)
+        if names:  # "Caroline: ..." names Caroline, never an old value
+            found = [f for f in found if not set(str(f["named"]).casefold().split()) <= names]
+        if phrases:  # what a turn marked replaced named ("with Virgin Media"), the ledger never held
+            low = text.casefold().replace("\u2019", "'")
+            have = {str(f["named"]).casefold() for f in found}
+            for k, p in phrases.items():
+                m = echo._pattern(k).search(low) if k in low and k not in have else None
+                if m and p.get("claim") != c.id:
+                    said = text[m.start():m.end()] if len(low) == len(text) else p["named"]
+                    found.append({"named": said, "value": p.get("value"), "claim": p.get("claim"),
+                                  "turn": p.get("turn"), "valid_until": p["valid_until"],
+                                  "superseded_by": p["superseded_by"]})
+                    have.add(k)
+        if OWN_ENDINGS and (c.kind == "claim" or c.row.get("role") in (None, "user")):
+            found += _own_endings(c, text, now, ledger, at)
+        if found:
+            c.row = {**c.row, "stale": _once(found)}
+    return ranked
+
+
+def _ended_values(head: list[Cand], ledger: list[dict[str, Any]], at: str, book: claimbook.Book | None,
+                  have: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The terms (``echo.terms``) of the values of the claims among ``head`` this search marked ended by
+    ``at`` (the ledger still holds them), less those ``have`` already: term -> its entry for ``Hit.stale``."""
+    ids = [c.id for c in head if c.kind == "claim" and (u := c.row.get("valid_until")) and str(u) <= at]
+    if not ids:
+        return {}
+    by_id = book.by_id if book is not None else {str(r["id"]): r for r in ledger}
+    out: dict[str, dict[str, Any]] = {}
+    for c in head:
+        row = by_id.get(c.id) if c.id in ids else None
+        if row is None:
+            continue
+        for t in echo.terms(str(row.get("value") or "")):
+            if t not in have and t not in out:
+                out[t] = {"named": t, "value": row.get("value"), "claim": c.id, "turn": None,
+                          "valid_until": c.row["valid_until"], "superseded_by": c.row.get("superseded_by")}
+    return out
+
+
+def _own_endings(c: Cand, text: str, now: echo.State, ledger: list[dict[str, Any]], at: str) -> list[dict[str, Any]]:
+    """What the user's text itself says is over (``ended.things``: "went from EDF to Ovo": EDF), ended
+    when it was said (by ``at``), less the words of a value a claim valid at ``at`` took up at or after
+    that time ("back at uber" after "quit uber"): as written, each run of such words once."""
+    said = str(c.row.get("valid_at") or c.row.get("valid_from") or "")
+    if not said or said > at:
+        return []
+    gone = ended.things(text)
+    if not gone:
+        return []
+    held: dict[str, str] | None = now.__dict__.get("_held_since")
+    if held is None:
+        held = now.__dict__["_held_since"] = ended.held_since(
+            (str(r.get("value") or ""), str(r.get("valid_from") or "")) for r in ledger if echo.active(r, at))
+    gone = frozenset(w for w in gone if held.get(w, "") < said)
+    out: list[dict[str, Any]] = []
+    # the first run of each clause: the thing right after (or before) its ending ("sold the iPhone 11 on
+    # eBay": the iPhone 11, not eBay)
+    first = [r[0] for clause in ended.clauses(text) if (r := ended.runs(clause, ended.things(clause) & gone))]
+    for run in dict.fromkeys(first):
+        out.append({"named": run, "value": None, "claim": c.id if c.kind == "claim" else None,
+                    "turn": c.id if c.kind == "turn" else None, "valid_until": said, "superseded_by": None})
+    return out
+
+
+def _once(found: list[dict[str, Any]]) -> tuple[dict[str, Any], ...]:
+    """Each claim once, and no entry whose words are all among an earlier one's ("Westbrook" after
+    "Westbrook Academy", "iPhone" after "iPhone 11")."""
+    out: list[dict[str, Any]] = []
+    for f in found:
+        words = set(str(f["named"]).casefold().split())
+        if any((f.get("claim") and f.get("claim") == o.get("claim") and not o.get("turn"))
+               or words <= set(str(o["named"]).casefold().split()) for o in out):
+            continue
+        out.append(f)
+    return tuple(out)
+
+
+def _text(c: Cand) -> str:
+    return str(c.row.get("content") or c.row.get("text") or "")
+
+
+NAMES_CLOSED = True  # False: a hit that holds names no closed value it mentions (``Hit.stale`` stays empty)
+OWN_ENDINGS = True  # False: ``Hit.stale`` leaves out what the text itself says is over ("went from EDF to Ovo")
+REPLACED_STALE = True  # False: ``Hit.stale`` lists only the ledger's closed values, not the names a turn
+# marked replaced gave ("our internet is with Virgin Media", marked replaced by "... Community Fibre")
+STALE_WITHIN = 30
 PLANS = True  # False: a plan no claim holds ("i start there in april") is not marked in an as_of search
 LAPSED = True  # False: a stay "for the week" said long ago is not marked ended
 OLDER_NAMED = True  # False: no older turn is marked replaced by the fact a question about the user found

@@ -92,15 +92,15 @@ def pack(ctx: Context, user_id: str, hits: Sequence[Hit], budget: int, as_of: st
     seen: set[str] = set()
     ended = {h.id for h in hits if h.kind == "claim" and current and h.valid_until is not None
              and h.valid_until <= _now()}
-    relevant = [(h.id, h.text) for h in hits if h.kind == "claim" and h.id not in ended]
-    standing = [(str(r["id"]), str(r["text"])) for r in standing_claims(ctx, user_id, as_of, known_at)
+    relevant = [(h.id, h.text, _named(h)) for h in hits if h.kind == "claim" and h.id not in ended]
+    standing = [(str(r["id"]), str(r["text"]), "") for r in standing_claims(ctx, user_id, as_of, known_at)
                 if str(r["id"]) not in ended]  # a claim the user's later words ended (``read.ended``)
-    for ident, text in relevant + standing:  # the question's facts first, then the standing ones
+    for ident, text, named in relevant + standing:  # the question's facts first, then the standing ones
         key = " ".join(text.casefold().split())
         if key in seen:
             continue
         seen.add(key)
-        facts.append((ident, f"- {_one_line(text)} [{ident}]"))
+        facts.append((ident, f"- {_one_line(text)}{f' ({named})' if named else ''} [{ident}]"))
     turns = [h for h in hits if h.kind == "turn" and not (current and (h.id in stale or low_content(h.text)))]
     turns = [h for h in turns if not _marked(h)] + [h for h in turns if _marked(h)]  # what is past goes last
     items: list[tuple[str, str]] = []
@@ -128,8 +128,17 @@ def _line(h: Hit) -> str:
         date = f" ({h.valid_from[:10] + '; ' if h.valid_from else ''}{change} on {str(h.valid_until)[:10]})"
     if h.kind == "turn" and h.starts:  # a planned change, not yet true as of the search's time
         date = f" ({h.valid_from[:10] + '; ' if h.valid_from else ''}not yet true: from {h.starts[:10]})"
+    if h.kind == "turn" and h.stale and not _marked(h) and not h.starts:  # it holds; a value it names does not
+        date = f" ({h.valid_from[:10] + '; ' if h.valid_from else ''}{_named(h)})"
     who = f"{h.role}: " if h.kind == "turn" and h.role and h.role != "user" else ""
     return f"- {who}{_one_line(h.text)}{date} [{h.id}]"
+
+
+def _named(h: Hit) -> str:
+    """The closed values a hit that holds names (``Hit.stale``), each with when it changed:
+    "Malmo: superseded on 2025-05-02"."""
+    return "; ".join(f"{_one_line(str(s['named']))}: {'superseded' if s.get('superseded_by') else 'ended'} on "
+                     f"{str(s['valid_until'])[:10]}" for s in h.stale)
 
 
 def _one_line(text: str) -> str:

@@ -271,7 +271,7 @@ def _turn_hit(row: dict[str, Any], c: Cand, explain: dict[str, Any] | None) -> H
     return Hit(id=row["id"], kind="turn", score=round(c.score, 6), text=row["content"], user_id=row["user_id"],
                valid_from=row["valid_at"], valid_until=c.row.get("valid_until"), sources=(src,), explain=explain,
                superseded_by=c.row.get("superseded_by"), role=c.row.get("role") or row.get("role"),
-               starts=c.row.get("starts"))
+               starts=c.row.get("starts"), stale=c.row.get("stale", ()))
 
 
 def _claim_hit(row: dict[str, Any], c: Cand, explain: dict[str, Any] | None, raw: dict[str, dict[str, Any]],
@@ -280,7 +280,8 @@ def _claim_hit(row: dict[str, Any], c: Cand, explain: dict[str, Any] | None, raw
     until = c.row.get("valid_until") or row["valid_until"]
     return Hit(id=row["id"], kind="claim", score=round(c.score, 6), text=row["text"], user_id=row["user_id"],
                page_id=row["page_id"], valid_from=row["valid_from"], valid_until=until,
-               sources=_sources(refs, raw), explain=explain, superseded_by=c.row.get("superseded_by"))
+               sources=_sources(refs, raw), explain=explain, superseded_by=c.row.get("superseded_by"),
+               stale=c.row.get("stale", ()))
 
 
 def _claim_rows(ctx: Context, ids: list[str], user_id: str) -> dict[str, dict[str, Any]]:

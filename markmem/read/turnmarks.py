@@ -29,7 +29,7 @@ def naming_closed(ranked: list[Cand], stale: dict[str, Any], ledger: list[dict[s
         return {}
     names = now.subjects | {str(c.row.get("speaker") or "") for c in ranked} | \
         {t.split(":", 1)[0] for t in texts.values() if 0 < t.find(":") < 40}  # a transcript's "Caroline: ..."
-    closed, firsts, seen = _closed_without(now, frozenset(names))
+    closed, firsts, seen = closed_without(now, frozenset(names))
     new = {rid: t for rid, t in texts.items() if rid not in seen}
     if new:
         found = echo.echoes(new, closed, firsts)
@@ -42,7 +42,7 @@ def naming_closed(ranked: list[Cand], stale: dict[str, Any], ledger: list[dict[s
 _Without = tuple[dict[str, Any], dict[str, list[str]], dict[str, Any]]
 
 
-def _closed_without(now: echo.State, names: frozenset[str]) -> _Without:
+def closed_without(now: echo.State, names: frozenset[str]) -> _Without:
     """``echo.without(now.closed, names)``, its ``echo.first_words`` and the turns' answers (turn id ->
     the closed claim it names, or None), kept on the state (a state kept on the claim book lives as
     long as its window and the book; a turn's text does not change under the book's stamp)."""
@@ -369,4 +369,46 @@ def plans(ranked: list[Cand], ledger: list[dict[str, Any]], done: set[str] | dic
         start = plan_start(text, said)
         if start is not None and start > at:
             out[c.id] = start
+    return out
+
+
+def replaced_phrases(ranked: list[Cand], at: str, held: set[str], names: set[str],
+                     memo: dict[str, list[tuple[list[str], list[str]]]] | None = None) -> dict[str, dict[str, Any]]:
+    """For ``Hit.stale``: the names (``place_names``' phrases, whole: "Virgin Media") that a user's candidate
+    turn marked past by ``at`` ("our internet is with Virgin Media", replaced on 2025-06-24) gives, less
+    any holding a word of a value valid now (``held``) or a person's name (``names``): casefolded phrase
+    -> {"named", "turn", "valid_until", "superseded_by"} (the latest such turn)."""
+    out: dict[str, dict[str, Any]] = {}
+    for c in ranked:
+        until = c.row.get("valid_until")
+        if c.kind != "turn" or c.row.get("role") not in (None, "user") or not until or str(until) > at:
+            continue
+        found = None if memo is None else memo.get(c.id)
+        if found is None:
+            found = _phrases(str(c.row.get("content") or ""))
+            if memo is not None:
+                if len(memo) > KEEP_TURNS:
+                    memo.clear()
+                memo[c.id] = found
+        for words, keys in found:
+            if not keys or any(k in _NOT_NAMES or k in held or k in names or len(k) < 3 for k in keys):
+                continue
+            phrase = " ".join(keys)
+            if phrase not in out or str(out[phrase]["valid_until"]) < str(until):
+                out[phrase] = {"named": " ".join(words), "turn": c.id, "valid_until": until,
+                               "superseded_by": c.row.get("superseded_by")}
+    return out
+
+
+def _phrases(text: str) -> list[tuple[list[str], list[str]]]:
+    """``text``'s names after a preposition, each (words as written, casefolded words without a
+    possessive 's), leading non-names dropped."""
+    out = []
+    for m in _PLACE.finditer(text):
+        words = m.group(1).split()
+        keys = [w.casefold().replace("’", "'") for w in words]
+        keys = [k[:-2] if k.endswith("'s") else k for k in keys]
+        while keys and keys[0] in _NOT_NAMES:
+            words, keys = words[1:], keys[1:]
+        out.append((words, keys))
     return out
