@@ -38,9 +38,9 @@ _PARSED = re.compile(rb"Parsed (\d+) commits")
 def run(root: Path, user_id: str, token: str, timeout: float = 3600, progress: Counted | None = None) -> str:
     """Rewrite history in ``root``; returns filter-repo's output. Safe to re-run after a crash.
     ``progress`` is called with the number of commits filter-repo has parsed (its own counter)."""
-    _clear_state(root)  # a stale already_ran file makes filter-repo ask questions on stdin
     guard = _rewrite_guard(root, timeout)  # a child a killed forget left running finishes first
     try:
+        _clear_state(root)  # a stale already_ran file makes filter-repo ask questions on stdin
         wait_for_gc(root)  # a detached auto-gc (started by a commit) would make filter-repo's gc fail
         clear_stale_git_locks(root)  # what a killed filter-repo or gc left would make this run's fail
         cmd = [sys.executable, "-m", "markmem.erase.rewrite", user_id, token, *(["--progress"] if progress else [])]
