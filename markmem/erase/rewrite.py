@@ -146,8 +146,9 @@ def _unlink_if(path: Path, ino: int) -> None:
 
 
 def _alive(pid: int, written: float) -> bool:
-    """Whether the process that wrote a file at ``written`` (its mtime) still runs: ``pid`` exists, is no zombie and (where
-    /proc says when it started) was not started after the file was written (a pid reused since)."""
+    """Whether the process that wrote a file at ``written`` (its mtime) still runs: ``pid`` exists,
+    is no zombie and (where /proc says when it started) did not start after the file was written
+    (a pid reused since)."""
     if pid <= 0:
         return False
     try:
