@@ -121,6 +121,85 @@ def test_takeover_skips_entries_a_dead_worker_already_appended(tmp_path: Path, d
     assert sorted(found) == sorted(ids) and all(len(v) == 1 for v in found.values())
 
 
+def test_takeover_completes_a_user_cache_file_a_dead_worker_left_half_created(tmp_path: Path,
+                                                                             database_url: str) -> None:
+    """A worker killed inside the creation of a user's cache file left some of its tables and
+    none of the rest (seen after a kill -9 in test_worker_killed_mid_batch_is_taken_over: every
+    later visit of that shard failed on 'no such table: claims_fts_idx', and the drain never
+    ended). The next worker completes the file and drains the shard."""
+    import sqlite3
+
+    from markmem.index import schema
+
+    root = tmp_path / "cluster"
+    with open_cluster(root, database_url, shards=2) as mem:
+        ids = [mem.add(f"My dog is called Rex and I live in Lisbon {i}", user_id="erin").ids[0] for i in range(5)]
+        shard = shard_dir(root, mem._cluster.shard_of("erin"))
+        path = shard / ".markmem" / "cache" / "u" / "erin.db"
+        assert not path.exists()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        half = schema.TABLES[:schema.TABLES.index("CREATE VIRTUAL TABLE IF NOT EXISTS claims_fts")]
+        with sqlite3.connect(path) as db:  # the dead worker's: tables up to raw_vocab, no claims_fts
+            db.executescript(half)
+        reports = mem.flush()
+        assert pending(database_url) == 0 and sum(r.entries for r in reports) == 5
+        assert mem.search("Rex", user_id="erin")
+    with sqlite3.connect(path) as db:
+        names = {r[0] for r in db.execute("SELECT name FROM sqlite_master")}
+        version = db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+    assert {"claims_fts", "claims_ai", "raw_ad"} <= names and version == (str(schema.VERSION),)
+    found = raw_ids(root)
+    assert sorted(found) == sorted(ids) and all(len(v) == 1 for v in found.values())
+
+
+KILL_IN_CREATE = """
+import os, sys
+from pathlib import Path
+from markmem.index import split
+from markmem.index.cache import Cache
+path, at = sys.argv[1], int(sys.argv[2])
+shard, steps = Cache(Path(path)), [0]
+def tick():
+    steps[0] += 1
+    if steps[0] == at:
+        os.kill(os.getpid(), 9)  # kill -9 inside the schema's creation
+    return 0
+shard.db.set_progress_handler(tick, 1)
+split._create(shard)
+print(steps[0])
+"""
+
+
+def test_a_kill_inside_a_user_cache_files_creation_leaves_no_half_schema(tmp_path: Path) -> None:
+    import os
+    import sqlite3
+    import subprocess
+    import sys
+
+    from markmem.index import split
+    from markmem.index.cache import Cache
+    from tests.cluster_fixtures import ROOT
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+    def create(path: Path, at: int) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-c", KILL_IN_CREATE, str(path), str(at)], env=env,
+                              capture_output=True, text=True, timeout=120)
+
+    steps = int(create(tmp_path / "whole.db", 0).stdout)
+    for at in (steps // 4, steps // 2, steps * 3 // 4):
+        path = tmp_path / f"killed-{at}.db"
+        assert create(path, at).returncode == -9
+        with sqlite3.connect(path) as db:
+            names = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        assert names == set(), names  # all or nothing: never some tables without the others
+        shard = Cache(path)
+        split._complete(shard)  # what the next process to open the file does
+        assert shard.db.execute("SELECT count(*) FROM claims_fts").fetchone() == (0,)
+        assert shard.get_meta("schema") is not None
+        shard.close()
+
+
 def test_forget_while_other_replicas_add(tmp_path: Path, database_url: str) -> None:
     root = tmp_path / "cluster"
     with open_cluster(root, database_url, shards=4) as mem:

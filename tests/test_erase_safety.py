@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 import textwrap
@@ -219,3 +220,127 @@ def test_a_forget_commit_half_done_is_reconciled_on_open(tmp_repo: Path, monkeyp
         assert "alice" not in git(tmp_repo, "status", "--porcelain")
         assert again.get_all("alice") == [] and again.get_all("bob")
     git(tmp_repo, "fsck", "--strict")
+
+
+def dead_pid() -> int:
+    """The pid of a process that has exited (and been reaped)."""
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+# What a kill inside git-filter-repo's ``git gc`` leaves: gc's own lock (taken, or taken and
+# written), the packed-refs lock of its pack-refs step, the commit-graph lock of its last step,
+# a ref lock of its reflog expiry. Each alone made the rerun's gc, so the rerun, fail.
+STALE_GC = {
+    "gc.pid.lock": lambda pid: f"{pid} {socket.gethostname()}",
+    "gc.pid": lambda pid: f"{pid} {socket.gethostname()}",
+    "packed-refs.lock": lambda pid: "",
+    "objects/info/commit-graph.lock": lambda pid: "",
+    "refs/heads/main.lock": lambda pid: "",
+}
+
+
+@pytest.mark.parametrize("left", [["gc.pid.lock"], ["gc.pid.lock", "gc.pid"], ["packed-refs.lock"],
+                                  ["objects/info/commit-graph.lock", "refs/heads/main.lock"]])
+def test_a_rerun_clears_what_a_gc_killed_inside_filter_repo_left(tmp_repo: Path, left: list[str]) -> None:
+    mem = open_mem(tmp_repo)
+    populate(mem, batches=2)
+    mem.close()
+    crash_during(tmp_repo, "rewrite", "pending")  # killed before filter-repo: its gc is planted instead
+    pid = dead_pid()
+    for name in left:
+        path = tmp_repo / ".git" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(STALE_GC[name](pid))
+    mem = open_mem(tmp_repo)
+    try:
+        report = mem.forget("alice", "rewrite")
+        assert report.ok and report.resumed
+        assert not [m for m in alice_markers() if m.encode() in all_objects(tmp_repo)]
+        assert mem.verify_erasure("alice").ok
+        assert not [n for n in left if (tmp_repo / ".git" / n).exists()]
+        git(tmp_repo, "fsck", "--no-progress")
+    finally:
+        mem.close()
+
+
+def test_a_live_gc_is_waited_for_and_its_lock_never_removed(tmp_repo: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    from markmem.erase import api, rewrite
+    from markmem.errors import ErasureError
+
+    mem = open_mem(tmp_repo)
+    populate(mem, batches=1)
+    gc = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    lock = tmp_repo / ".git" / "gc.pid.lock"  # a gc (this stand-in) taking its lock: written, alive
+    lock.write_text(f"{gc.pid} {socket.gethostname()}")
+    reached = threading.Event()
+    heads: list[str] = []
+
+    def hook(step: str) -> None:
+        if step == "pending":  # history as it is before the rewrite
+            heads.append(git(tmp_repo, "rev-parse", "HEAD"))
+            reached.set()
+
+    monkeypatch.setattr(api, "fault_hook", hook)
+    done: list[bool] = []
+    thread = threading.Thread(target=lambda: done.append(mem.forget("alice", "rewrite").ok))
+    try:
+        with pytest.raises(ErasureError, match="running for too long"):
+            rewrite.wait_for_gc(tmp_repo, timeout=0.3)
+        assert lock.exists()
+        thread.start()
+        assert reached.wait(300)  # the erasure is about to rewrite history...
+        thread.join(2.0)  # (room for a rewrite that did not wait to start)
+        assert thread.is_alive() and lock.exists()  # ...and waits for the gc
+        assert not (tmp_repo / ".git" / "filter-repo").exists() and [git(tmp_repo, "rev-parse", "HEAD")] == heads
+        gc.communicate(b"")  # the gc ends; the lock it leaves names a dead process
+        thread.join(300)
+        assert done == [True] and not lock.exists()
+        assert not [m for m in alice_markers() if m.encode() in all_objects(tmp_repo)]
+    finally:
+        if gc.poll() is None:
+            gc.kill()
+        gc.wait()
+        thread.join(300)
+        mem.close()
+
+
+def test_a_pid_reused_since_the_gc_died_does_not_count_as_the_gc(tmp_repo: Path) -> None:
+    from markmem.erase import rewrite
+
+    open_mem(tmp_repo).close()
+    other = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    try:
+        pid_file = tmp_repo / ".git" / "gc.pid"
+        pid_file.write_text(f"{other.pid} {socket.gethostname()}")
+        hour_ago = pid_file.stat().st_mtime - 3600
+        os.utime(pid_file, (hour_ago, hour_ago))  # written an hour before this process started
+        rewrite.wait_for_gc(tmp_repo, timeout=60)
+        assert not pid_file.exists()
+        assert other.poll() is None  # the process still runs: its pid was just not the gc's
+    finally:
+        other.communicate(b"")
+
+
+def test_a_filter_repo_child_a_killed_forget_left_running_is_waited_for(tmp_repo: Path) -> None:
+    """The rewrite child holds ``.markmem/rewrite.lock`` while it runs, even when its parent was
+    killed; the next run waits for it before touching any of git's lock files."""
+    import fcntl
+
+    from markmem.erase import rewrite
+    from markmem.errors import ErasureError
+
+    open_mem(tmp_repo).close()
+    stale = tmp_repo / ".git" / "packed-refs.lock"
+    stale.write_text("")
+    fd = os.open(tmp_repo / ".markmem" / "rewrite.lock", os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # the orphaned child (this process stands in for it)
+        with pytest.raises(ErasureError, match="still going"):
+            rewrite.run(tmp_repo, "alice", "t-0", timeout=0.3)
+        assert stale.exists()  # nothing of git's was touched while it may be in use
+    finally:
+        os.close(fd)
+    os.close(rewrite._rewrite_guard(tmp_repo, 60))  # free again once the child is gone

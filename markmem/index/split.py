@@ -20,6 +20,7 @@ commits the users' files before the shared one (the ``head`` it records is then 
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -339,16 +340,28 @@ def _by(items: Iterable[T], key: Any) -> Iterator[tuple[Any, list[T]]]:
 
 
 def _create(shard: Cache) -> None:
-    shard.db.executescript(schema.DDL)  # IF NOT EXISTS throughout: safe against a racing process
-    shard.set_meta("layout", "user")
-    shard.set_meta("schema", str(schema.VERSION))
+    """The tables, triggers and schema version, in ONE transaction: a process killed mid-way
+    leaves no half schema (some tables, not the rest) that every later write would fail on."""
+    version = (f"INSERT OR REPLACE INTO meta(key, value) VALUES ('layout', 'user');"
+               f"INSERT OR REPLACE INTO meta(key, value) VALUES ('schema', '{int(schema.VERSION)}');")
+    db = shard.db
+    try:  # IF NOT EXISTS throughout: safe against a racing process
+        db.executescript(f"BEGIN IMMEDIATE;{schema.DDL}\n{version}COMMIT;")
+    except BaseException:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        raise
+
+
+_TABLES = re.findall(r"CREATE (?:VIRTUAL )?TABLE IF NOT EXISTS (\w+)", schema.TABLES)
 
 
 def _complete(shard: Cache) -> None:
-    """A user file a killed process created before its tables were written (kill -9 between the
-    file's creation and ``_create``): create them, instead of failing every later write and read
-    of that user with 'no such table'. A file with its tables but no schema version yet is left
-    alone: a bulk rebuild writes the version last, and may be mid-way in another connection."""
-    row = shard.db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'raw'").fetchone()
-    if row is None:
+    """A user file a killed process created before its tables were all written (kill -9 between
+    the file's creation and ``_create``, or, before ``_create`` was one transaction, inside it):
+    create them, instead of failing every later write and read of that user with 'no such table'.
+    A file with its tables but no schema version yet is left alone: a bulk rebuild writes the
+    version last, and may be mid-way in another connection."""
+    have = {r[0] for r in shard.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if not have.issuperset(_TABLES):
         _create(shard)
