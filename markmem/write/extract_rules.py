@@ -171,7 +171,11 @@ RULES: list[Rule] = [
     (_r(rf"{_IM} {_A}on the payroll (?:at|of|with) {_V}{_END}"), "employer", "profile", False, 0.8),
     (_r(rf"{_I}(?:'ve| have)? {_A}(?:got |been )?(?:hired|taken on|poached|headhunted) (?:at|by) {_V}{_END}"), "employer", "profile", False, 0.8),  # noqa: E501
     (_r(rf"{_I}(?:'ve| have) {_A}been at (?P<v>(?-i:[A-Z])[\w&'.-]*(?: (?-i:[A-Z])[\w&'.-]*){{0,3}}) for (?:ages|years|a while|a long time|\w+ (?:years|months))\b"), "employer", "profile", False, 0.75),  # noqa: E501
-    (_r(rf"{_I}(?:'ve| have)? {_A}(?:went|gone|going|turned|am|'m) (?P<v>freelance|self-employed)\b"), "employer", "profile", False, 0.8),  # noqa: E501
+    # working for oneself is a job change (the employer it replaces ends): "I'm self-employed now", "went
+    # freelance in January" (no subject), "set up on my own", "I run my own food truck", "started my own firm"
+    (_r(rf"(?:{_I}(?:'ve| have|'m| am)? {_A}(?:(?:went|gone|turned|become|became|now) )?|^{_A}(?:went|gone|turned|became) )(?P<v>freelance|self-employed|self employed)\b"), "employer", "profile", False, 0.8),  # noqa: E501
+    (_r(rf"(?:{_I}(?:'ve| have)? {_A}|^{_A})(?P<v>(?:set up|started|went out|gone out|branched out) on (?:my|our) own|(?:am |'m |'ve been |have been |started )?(?:working|work) for myself|(?:went|gone) solo)\b"), "self_employed", "profile", False, 0.8),  # noqa: E501
+    (_r(rf"{_WE}(?:'ve| have)? {_A}(?:started|set up|launched|opened|founded|run|own|have|got|'ve got|have got)(?: up)? (?:my|our) (?:very )?own (?P<v>(?:[\w-]+ ){{0,3}}?(?:business|company|firm|shop|studio|agency|practice|consultancy|bakery|caf[eé]|salon|food truck|truck|restaurant|stall|brand|label|clinic|garage|bar|pub))\b"), "own_business", "profile", False, 0.8),  # noqa: E501
     # food
     (_r(rf"{_I}(?:'m| am|'ve been| have been|'ve become| have become| became| become| went| turned| go| eat| started eating|'ve gone| have gone|'ve turned| have turned|'m going| am going) {_A}(?:a |an |fully |strictly |mostly |100% )*(?P<v>{DIETS})\b"), "diet", "profile", False, 0.9),  # noqa: E501
     (_r(r"\bi(?:'ve| have)? (?:no longer eat|don't eat|do not eat|stopped eating|gave up|cut out|quit eating|"
