@@ -321,8 +321,9 @@ class HeuristicExtractor:
         for entry in entries:
             if entry.role != "user" or entry.quarantined:
                 continue
-            # before this turn: what a correction in it may correct
-            lately = self.recall.lately(entry, terse(entry.content))
+            lately = self.recall.lately(entry)  # before this turn: what a correction in it may correct
+            # a terse correction with no fact of its own ("typo, Odense*") may correct the previous turn's
+            wide = self.recall.lately(entry, True) if not lately and terse(entry.content) else lately
             turn: list[Candidate] = []
             for line in entry.content.splitlines():
                 subject, text = _speaker(line, entry)
@@ -334,6 +335,7 @@ class HeuristicExtractor:
                     turn.extend(found)
             turn = self._kin(entry, self._named(entry, turn))
             turn = settle(entry, turn, self.parse, self.recall)  # h-revise (revise.py)
+            lately = lately or ([] if turn else wide)
             if lately and _subject(entry) == entry.user_id:
                 fixes = aligned(normalise(entry.content), lately, self.parse)
                 turn = self.recall.fixed(entry, fixes, turn) if fixes else turn  # type: ignore[arg-type]

@@ -51,6 +51,15 @@ _STAR = re.compile(r"(?:^|(?<=\s))\*[A-Za-z][\w'-]*(?![\w'*-])|(?<![*\w'-])[A-Za
 TERSE = 10
 
 
+_OPENS = re.compile(r"^\W*(?:(?:no|oh|ugh|hmm+|lol|ah)\W+)*(?:i mean|i meant|sorry|oops|whoops|wait|typo|scratch that|"
+                    r"correction|my bad|actually)\b|^\s*\*\w", re.IGNORECASE)
+
+
+def opens_correction(turn: str) -> bool:
+    """A short turn that opens as a correction: "I mean a Polo, I always mix those up"."""
+    return len(_WORD.findall(turn)) <= TERSE and _OPENS.match(turn) is not None
+
+
 def terse(turn: str) -> bool:
     """A short turn that is all correction: "typo, Odense*", "scratch that, Thursday", "*Dean, autocorrect
     hates me". It can only mean the user's previous message, whatever the gap since (a session's turns

@@ -143,8 +143,11 @@ def _kind(token: Any) -> str | None:
 
 def _held(token: Any) -> bool:
     """The user's own: "my/our <noun>", the object of an "I/we" verb, or a verbless fragment."""
-    if token.dep_ in ("nsubj", "nsubjpass") and token.head.lower_ not in _BE:
-        return False  # "my boyfriend Marco went carnivore": a turn about him (the third-party path's)
+    if token.dep_ in ("nsubj", "nsubjpass") and token.head.lower_ not in _BE and not (
+            any(c.dep_ == "appos" and _is_name(c) for c in token.children)
+            and any(c.dep_ == "poss" and c.lower_ in _OWNERS for c in token.children)):
+        return False  # "my boyfriend went carnivore": a turn about him (the third-party path's); one that
+        #               names him ("my daughter Isla starts school", "our son Finn was born") names a member
     if any(c.dep_ == "poss" for c in token.children):
         return any(c.dep_ == "poss" and c.lower_ in _OWNERS for c in token.children)
     if token.dep_ == "poss":

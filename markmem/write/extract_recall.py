@@ -20,7 +20,7 @@ from ..ids import format_time
 from ..model import Candidate, RawEntry
 from .extract_change import DAYTIME, norm_value, singular, slot_name
 from .extract_change import changes as find_changes
-from .extract_fix import TERSE
+from .extract_fix import opens_correction
 from .extract_rules import KIN_WORD, tech_talk
 from .extract_subject import correction as find_correction
 from .extract_time import parse_when
@@ -67,7 +67,9 @@ class Recall:
         if found is None:
             return None
         new, old = found
-        target = self._target(entry, old, len(text.split()) <= TERSE)  # "I mean a Polo": a short one
+        # "I mean a Polo, I always mix those up": a short turn that opens with the correction may correct
+        # the previous turn, however long ago ("my new GP, Dr Okafor, actually listens" is no correction)
+        target = self._target(entry, old, opens_correction(entry.content))
         if target is None:
             return None
         value = replace_value(target.value, new, old)
