@@ -356,7 +356,8 @@ class Recall:
 # someone else's, or the user's past: "You live in Dublin, right?", "I lived in Ghent for two years"
 _KINS_OWN = re.compile(rf"\b(?:my|our) (?:[a-z]+ )?{KIN_WORD}'s\b", re.IGNORECASE)
 _NOT_MINE_NOW = re.compile(r"\b(?:you|your|he|she|they|his|her|their|lived|worked|was|were|did|used to|studied|"
-                           r"would|could|might|if|when i was)\b", re.IGNORECASE)
+                           r"would|could|might|if|when i was|(?:my|our) (?:old|former|previous|ex))\b",
+                           re.IGNORECASE)  # "my old boss at Siemens called": a passing mention of the past
 
 
 def _ended(recent: list[Recent], cands: list[Candidate]) -> list[Recent]:

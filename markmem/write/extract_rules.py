@@ -178,7 +178,7 @@ RULES: list[Rule] = [
     (_r(r"(?:\b(?:my|our) new (?:colleagues|co-?workers|workmates|team|boss|manager|office|desk|badge|contract|job|role|position)|(?:^|\bmy )(?:very )?first (?:day|week|month|shift|payslip|pay ?check)) (?:at|with) (?P<v>(?-i:[A-Z])[\w&'-]*(?: (?-i:[A-Z])[\w&'-]*){0,3})\b"), "employer", "profile", False, 0.75),  # noqa: E501
     # working for oneself is a job change (the employer it replaces ends): "I'm self-employed now", "went
     # freelance in January" (no subject), "set up on my own", "I run my own food truck", "started my own firm"
-    (_r(rf"(?:{_I}(?:'ve| have|'m| am)? {_A}(?:(?:went|gone|turned|become|became|now) )?|^{_A}(?:went|gone|turned|became) )(?P<v>freelance|self-employed|self employed)\b"), "employer", "profile", False, 0.8),  # noqa: E501
+    (_r(rf"(?:{_I}(?:(?:'m| am) {_A}|(?:'ve| have)? {_A}(?:went|gone|turned|become|became|been) {_A})|^{_A}(?:went|gone|turned|became) )(?P<v>freelance|self-employed|self employed)\b"), "employer", "profile", False, 0.8),  # noqa: E501
     (_r(rf"(?:{_I}(?:'ve| have)? {_A}|^{_A})(?P<v>(?:set up|started|went out|gone out|branched out) on (?:my|our) own|(?:am |'m |'ve been |have been |started )?(?:working|work) for myself|(?:went|gone) solo)\b"), "self_employed", "profile", False, 0.8),  # noqa: E501
     (_r(rf"{_WE}(?:'ve| have)? {_A}(?:started|set up|launched|opened|founded|run|own|have|got|'ve got|have got)(?: up)? (?:my|our) (?:very )?own (?P<v>(?:[\w-]+ ){{0,3}}?(?:business|company|firm|shop|studio|agency|practice|consultancy|bakery|caf[eé]|salon|food truck|truck|restaurant|stall|brand|label|clinic|garage|bar|pub))\b"), "own_business", "profile", False, 0.8),  # noqa: E501
     # food
