@@ -147,3 +147,16 @@ def test_a_change_said_by_what_is_new(first: str, then: str, predicate: str, val
 def test_a_passing_mention_changes_nothing(first: str, then: str, predicate: str) -> None:
     cands = _run((JAN, first), (MAR, then))
     assert not [c for c in _later(cands) if c.predicate == predicate]
+
+
+@pytest.mark.parametrize(("said", "predicate", "value"), [
+    ("I'm with Octopus for energy", "energy_supplier", "Octopus"),
+    ("I go to PureGym near the station", "gym", "PureGym"),
+])
+def test_a_service_named_beside_its_own_word(said: str, predicate: str, value: str) -> None:
+    assert _values(_run((JAN, said)), predicate) == [value]
+
+
+def test_a_place_visited_for_a_reason_is_no_service() -> None:
+    assert not [c for c in _run((JAN, "I go to Spain for the sun")) if c.predicate in (
+        "energy_supplier", "gym", "internet_provider", "bank", "phone_network", "insurer")]
