@@ -57,14 +57,14 @@ _OPENS = re.compile(r"^\W*(?:(?:no|oh|ugh|hmm+|lol|ah)\W+)*(?:i mean|i meant|sor
 
 def opens_correction(turn: str) -> bool:
     """A short turn that opens as a correction: "I mean a Polo, I always mix those up"."""
-    return len(_WORD.findall(turn)) <= TERSE and _OPENS.match(turn) is not None
+    return len(turn) <= 120 and len(_WORD.findall(turn)) <= TERSE and _OPENS.match(turn) is not None
 
 
 def terse(turn: str) -> bool:
     """A short turn that is all correction: "typo, Odense*", "scratch that, Thursday", "*Dean, autocorrect
     hates me". It can only mean the user's previous message, whatever the gap since (a session's turns
     may be stamped days apart), so its facts are the ones it may correct."""
-    return len(_WORD.findall(turn)) <= TERSE and bool(CUE.search(turn) or _STAR.search(turn))
+    return len(turn) <= 120 and len(_WORD.findall(turn)) <= TERSE and bool(CUE.search(turn) or _STAR.search(turn))
 
 
 class Fact(Protocol):
