@@ -160,3 +160,9 @@ def test_a_service_named_beside_its_own_word(said: str, predicate: str, value: s
 def test_a_place_visited_for_a_reason_is_no_service() -> None:
     assert not [c for c in _run((JAN, "I go to Spain for the sun")) if c.predicate in (
         "energy_supplier", "gym", "internet_provider", "bank", "phone_network", "insurer")]
+
+
+def test_a_terse_turn_that_states_the_fact_anew_is_no_correction_of_its_words() -> None:
+    """ "Actually, call me Robert." a month later: the rules' preferred name, not "call me Robert"."""
+    cands = _run((JAN, "Call me Bobby."), (MAR, "Actually, call me Robert."))
+    assert _values(_later(cands), "preferred_name") == ["Robert"]

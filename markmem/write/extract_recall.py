@@ -69,7 +69,8 @@ class Recall:
         new, old = found
         # "I mean a Polo, I always mix those up": a short turn that opens with the correction may correct
         # the previous turn, however long ago ("my new GP, Dr Okafor, actually listens" is no correction)
-        target = self._target(entry, old, opens_correction(entry.content))
+        bare = len(new.split()) <= 3 and not _PERSONAL.search(new)  # "call me Robert" is a statement
+        target = self._target(entry, old, bare and opens_correction(entry.content))
         if target is None:
             return None
         value = replace_value(target.value, new, old)
@@ -371,6 +372,9 @@ def _ended(recent: list[Recent], cands: list[Candidate]) -> list[Recent]:
         elif not c.multi and same and norm_value(same[-1].value) != norm_value(c.value) and not c.valid_from:
             out.append(same[-1])
     return out
+
+
+_PERSONAL = re.compile(r"\b(?:i|me|my|we|us|our)\b", re.IGNORECASE)
 
 
 def _named_in(value: str, text: str) -> bool:
