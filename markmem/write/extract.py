@@ -208,7 +208,8 @@ def _predicate(base: str, match: re.Match[str], value: str, multi: bool) -> tupl
         return f"{singular(words[-1])}_preference", value, False
     if base == "service":
         return match.group("k").casefold().replace("landlady", "landlord").replace("boss", "manager"), value, False
-    if base == "self_employed" or (base == "employer" and value.casefold() in ("myself", "ourselves")):  # "set up on my own": no name to keep, the slot's value is the state
+    # "set up on my own", "I work for myself": no name to keep, the slot's value is the state
+    if base == "self_employed" or (base == "employer" and value.casefold() in ("myself", "ourselves")):
         return "employer", "self-employed", False
     if base == "own_business":  # "I run my own food truck": the business is where the user works now
         return "employer", f"own {value}", False

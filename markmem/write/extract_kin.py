@@ -145,7 +145,8 @@ def _kind(token: Any) -> str | None:
 def _held(token: Any) -> bool:
     """The user's own: "my/our <noun>", the object of an "I/we" verb, or a verbless fragment."""
     if token.dep_ in ("nsubj", "nsubjpass") and token.head.lower_ not in _BE and not (
-            _KIN.get(singular(token.lower_)) in _YOUNG and any(c.dep_ == "appos" and _is_name(c) for c in token.children)
+            _KIN.get(singular(token.lower_)) in _YOUNG
+            and any(c.dep_ == "appos" and _is_name(c) for c in token.children)
             and any(c.dep_ == "poss" and c.lower_ in _OWNERS for c in token.children)):
         return False  # "my brother Sam starts at KFC": a turn about him (the third-party path's); one that
         #               names a child ("my daughter Isla starts school", "our son Finn was born") names a member

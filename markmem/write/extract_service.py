@@ -132,8 +132,8 @@ def _said_slot(name: str, clause: str) -> str | None:
     """The slot the clause names itself beside the name: "I'm with Octopus for energy", "I go to PureGym"
     (the service's own word in its name); not a word elsewhere in the clause ("the gym with Sarah")."""
     for slot, words in _SLOT_WORDS.items():
-        if re.search(rf"(?:{words})\b", name, re.IGNORECASE) or re.search(
-                rf"\b{re.escape(name)} for (?:my |our |the |all (?:my |our |the )?)?(?:{words})\b", clause, re.IGNORECASE):
+        beside = rf"\b{re.escape(name)} for (?:my |our |the |all (?:my |our |the )?)?(?:{words})\b"
+        if re.search(rf"(?:{words})\b", name, re.IGNORECASE) or re.search(beside, clause, re.IGNORECASE):
             return slot
     return None
 
