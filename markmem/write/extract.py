@@ -25,7 +25,7 @@ from ..ports import Extraction
 from .clauses import Splitter
 from .clauses import regex_clauses as clauses
 from .extract_change import norm_value, singular, slot_name
-from .extract_fix import aligned
+from .extract_fix import aligned, terse
 from .extract_kin import is_member_slot, kin_names, may_name
 from .extract_kind import bare_clause, job_place, kind_of, shortened, with_kind
 from .extract_names import conjoined, member_names
@@ -208,6 +208,11 @@ def _predicate(base: str, match: re.Match[str], value: str, multi: bool) -> tupl
         return f"{singular(words[-1])}_preference", value, False
     if base == "service":
         return match.group("k").casefold().replace("landlady", "landlord").replace("boss", "manager"), value, False
+    # "set up on my own", "I work for myself": no name to keep, the slot's value is the state
+    if base == "self_employed" or (base == "employer" and value.casefold() in ("myself", "ourselves")):
+        return "employer", "self-employed", False
+    if base == "own_business":  # "I run my own food truck": the business is where the user works now
+        return "employer", f"own {value}", False
     if base == "pet_named":
         return "pet", f"{match.group('k').casefold()} named {value}", True
     if base == "diet_avoid":
@@ -318,6 +323,8 @@ class HeuristicExtractor:
             if entry.role != "user" or entry.quarantined:
                 continue
             lately = self.recall.lately(entry)  # before this turn: what a correction in it may correct
+            # a terse correction with no fact of its own ("typo, Odense*") may correct the previous turn's
+            wide = self.recall.lately(entry, True) if not lately and terse(entry.content) else lately
             turn: list[Candidate] = []
             for line in entry.content.splitlines():
                 subject, text = _speaker(line, entry)
@@ -329,9 +336,12 @@ class HeuristicExtractor:
                     turn.extend(found)
             turn = self._kin(entry, self._named(entry, turn))
             turn = settle(entry, turn, self.parse, self.recall)  # h-revise (revise.py)
+            lately = lately or ([] if turn else wide)
             if lately and _subject(entry) == entry.user_id:
                 fixes = aligned(normalise(entry.content), lately, self.parse)
                 turn = self.recall.fixed(entry, fixes, turn) if fixes else turn  # type: ignore[arg-type]
+            turn = self.recall.trimmed(entry, turn)
+            self.recall.saw(entry)
             out.extend(turn)
         return Extraction(out)
 

@@ -45,6 +45,26 @@ _NOT_VALUES = frozenset("wait hmm ugh oops whoops sorry typo autocorrect correct
                         "fine right wrong sure ok okay yeah".split())
 _WORD = re.compile(r"[\w']+")
 _CAPS = re.compile(r"\b[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)*")
+# chat's own correction mark: "*Bosch", "Odense*" (a starred word, not an emphasised "*so*")
+_STAR = re.compile(r"(?:^|(?<=\s))\*[A-Za-z][\w'-]*(?![\w'*-])|(?<![*\w'-])[A-Za-z][\w'-]*\*(?![\w*])")
+# a correction this short refers to the user's previous turn, however long ago it was sent
+TERSE = 10
+
+
+_OPENS = re.compile(r"^\W*(?:(?:no|oh|ugh|hmm+|lol|ah)\W+)*(?:i mean|i meant|sorry|oops|whoops|wait|typo|scratch that|"
+                    r"correction|my bad|actually)\b|^\s*\*\w", re.IGNORECASE)
+
+
+def opens_correction(turn: str) -> bool:
+    """A short turn that opens as a correction: "I mean a Polo, I always mix those up"."""
+    return len(turn) <= 120 and len(_WORD.findall(turn)) <= TERSE and _OPENS.match(turn) is not None
+
+
+def terse(turn: str) -> bool:
+    """A short turn that is all correction: "typo, Odense*", "scratch that, Thursday", "*Dean, autocorrect
+    hates me". It can only mean the user's previous message, whatever the gap since (a session's turns
+    may be stamped days apart), so its facts are the ones it may correct."""
+    return len(turn) <= 120 and len(_WORD.findall(turn)) <= TERSE and bool(CUE.search(turn) or _STAR.search(turn))
 
 
 class Fact(Protocol):
@@ -64,16 +84,18 @@ def aligned(turn: str, facts: Sequence[Fact], parse: Callable[[str], Any] | None
     with. Every fact with the corrected value changes ("my manager is called Priya": manager and
     relationship_manager)."""
     cue = CUE.search(turn)
-    if not facts or cue is None:
+    star = _STAR.search(turn) if cue is None and len(_WORD.findall(turn)) <= TERSE else None
+    if not facts or (cue is None and star is None):
         return []
-    if cue.group("lead") and len(_WORD.findall(turn)) > _SHORT:
+    if cue is not None and cue.group("lead") and len(_WORD.findall(turn)) > _SHORT:
         return []
     low = set(_WORD.findall(turn.casefold()))
     named = [f for f in facts if set(_WORD.findall(f.value.casefold())) <= low and f.value.strip()]
     # "oops"/"my bad" alone: only a value of the same shape
-    strong = cue.group("weak") is None or bool(named) or bool(_RESTATED.match(turn))
+    strong = cue is None or cue.group("weak") is None or bool(named) or bool(_RESTATED.match(turn))
+    rest = turn[cue.end():] if cue is not None else turn[star.start():].replace("*", "") if star else ""
     for fact in reversed(named[-3:] or facts[-3:]):
-        new = _new_value(turn, fact, parse if strong else None, turn[cue.end():])
+        new = _new_value(turn.replace("*", " "), fact, parse if strong else None, rest)
         if new:
             return [(f, *new) for f in facts if f.value.casefold() == fact.value.casefold()]
     return []
@@ -115,7 +137,7 @@ def _class(pos: str) -> str:
 def _fragment_names(rest: str) -> list[str]:
     """The capitalised words opening what follows a cue ("no sorry, Bruges. she moved ..."): a value said
     as a bare fragment, with no link word before it."""
-    first = re.split(r"[.!?;]", rest, maxsplit=1)[0]
+    first = re.split(r"[.!?;]|,\s", rest.strip(" ,"), maxsplit=1)[0]  # "sorry, Bradford, she moved ..."
     if len(_WORD.findall(first)) > 4:
         return []
     return [m.group(0) for m in _CAPS.finditer(first) if m.group(0).casefold() not in _NOT_VALUES]

@@ -41,6 +41,7 @@ _KIN = {  # a kinship noun -> its slot
     "cousin": "cousin", "niece": "niece", "nephew": "nephew",
 }
 _SINGLE = frozenset({"mother", "father", "partner"})
+_YOUNG = frozenset({"child", "son", "daughter", "grandchild"})  # named in a turn about them: still a member
 _PETS = frozenset(singular(p) for p in PETS.split("|") if " " not in p) | {"puppy", "kitten", "pup"}
 _OWNERS = frozenset({"my", "our"})
 _HOLDERS = frozenset({"i", "we"})
@@ -143,8 +144,12 @@ def _kind(token: Any) -> str | None:
 
 def _held(token: Any) -> bool:
     """The user's own: "my/our <noun>", the object of an "I/we" verb, or a verbless fragment."""
-    if token.dep_ in ("nsubj", "nsubjpass") and token.head.lower_ not in _BE:
-        return False  # "my boyfriend Marco went carnivore": a turn about him (the third-party path's)
+    if token.dep_ in ("nsubj", "nsubjpass") and token.head.lower_ not in _BE and not (
+            _KIN.get(singular(token.lower_)) in _YOUNG
+            and any(c.dep_ == "appos" and _is_name(c) for c in token.children)
+            and any(c.dep_ == "poss" and c.lower_ in _OWNERS for c in token.children)):
+        return False  # "my brother Sam starts at KFC": a turn about him (the third-party path's); one that
+        #               names a child ("my daughter Isla starts school", "our son Finn was born") names a member
     if any(c.dep_ == "poss" for c in token.children):
         return any(c.dep_ == "poss" and c.lower_ in _OWNERS for c in token.children)
     if token.dep_ == "poss":

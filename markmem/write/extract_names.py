@@ -21,6 +21,7 @@ from .extract_change import singular
 
 _NAMING = frozenset({"named", "called"})
 _POSSESSIVE = frozenset({"his", "her", "its", "their"})
+_PRONOUNS = frozenset({"he", "she", "it", "they"})
 
 
 def member_names(doc: Any, noun: str) -> list[str]:
@@ -74,6 +75,11 @@ def _possessive_names(doc: Any, token: Any, plural: bool) -> list[str]:
             attr = [c for c in t.head.children if c.dep_ == "attr" and c.pos_ == "PROPN"]
             if attr:
                 return _with_conjuncts(attr[0]) if plural or t.lower_ == "names" else [attr[0].text]
+        if t.lower_ in ("called", "named") and any(c.dep_ in ("nsubj", "nsubjpass") and c.lower_ in _PRONOUNS
+                                                   for c in t.children):  # "a second cat! she's called Olive"
+            said = [c for c in t.children if c.dep_ in ("oprd", "attr", "dobj") and c.pos_ == "PROPN"]
+            if said:
+                return _with_conjuncts(said[0]) if plural else [said[0].text]
     return []
 
 

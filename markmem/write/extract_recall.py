@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import re
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 
 from ..ids import format_time
 from ..model import Candidate, RawEntry
 from .extract_change import DAYTIME, norm_value, singular, slot_name
 from .extract_change import changes as find_changes
+from .extract_fix import opens_correction
 from .extract_rules import KIN_WORD, tech_talk
 from .extract_subject import correction as find_correction
 from .extract_time import parse_when
@@ -50,6 +51,7 @@ class Recall:
     def __init__(self) -> None:
         self._recent: OrderedDict[str, list[Recent]] = OrderedDict()
         self._others: dict[str, tuple[str, str]] = {}
+        self._turns: OrderedDict[str, str] = OrderedDict()  # each user's latest turn's time
 
     def other(self, entry: RawEntry) -> str | None:
         """The third party this user spoke of lately ("she starts at ..." a few days later)."""
@@ -65,7 +67,10 @@ class Recall:
         if found is None:
             return None
         new, old = found
-        target = self._target(entry, old)
+        # "I mean a Polo, I always mix those up": a short turn that opens with the correction may correct
+        # the previous turn, however long ago ("my new GP, Dr Okafor, actually listens" is no correction)
+        bare = len(new.split()) <= 3 and not _PERSONAL.search(new)  # "call me Robert" is a statement
+        target = self._target(entry, old, bare and opens_correction(entry.content))
         if target is None:
             return None
         value = replace_value(target.value, new, old)
@@ -244,7 +249,7 @@ class Recall:
                                      multi=r.multi, negated=True))
         return out
 
-    def _target(self, entry: RawEntry, old: str | None) -> Recent | None:
+    def _target(self, entry: RawEntry, old: str | None, short: bool = False) -> Recent | None:
         recent = self._recent.get(entry.user_id, [])
         if old:
             o = norm_value(old)
@@ -252,8 +257,9 @@ class Recall:
                 if o and o in norm_value(r.value):
                     return r
             return None
+        last = self._turns.get(entry.user_id) if short else None  # "I mean a Polo": the previous turn's
         for r in reversed(recent):  # the latest fact, if it was said lately (same conversation)
-            if r.said >= _days_before(entry.when, 2):
+            if r.said >= _days_before(entry.when, 2) or r.said == last:
                 return r
             break
         return None
@@ -262,12 +268,46 @@ class Recall:
         """The user's own facts remembered before this turn, oldest first."""
         return [r for r in self._recent.get(entry.user_id, []) if r.subject == entry.user_id and r.said < entry.when]
 
-    def lately(self, entry: RawEntry) -> list[Recent]:
+    def lately(self, entry: RawEntry, terse: bool = False) -> list[Recent]:
         """The facts the user gave in this conversation (said within a day before this turn), oldest
         first: their own and those of the people they spoke of ("my sister lives in Ghent" -> "no
-        sorry, Bruges")."""
+        sorry, Bruges"). For a ``terse`` correction ("typo, Odense*") also those of the user's previous
+        turn, however long ago: such a turn can mean nothing else."""
         since = _days_before(entry.when, 1)
-        return [r for r in self._recent.get(entry.user_id, []) if since <= r.said <= entry.when]
+        recent = self._recent.get(entry.user_id, [])
+        last = self._turns.get(entry.user_id)
+        if terse and last is not None and last < since and any(r.said == last for r in recent):
+            since = last
+        return [r for r in recent if since <= r.said <= entry.when]
+
+    def trimmed(self, entry: RawEntry, turn: list[Candidate]) -> list[Candidate]:
+        """ "got a Corsa last week, the Fiesta failed its MOT": a claim's text is its clause, so a
+        comma-joined piece naming the value this claim replaces (the user's earlier value of the same
+        slot) is cut from it; the new value must not be shown beside the old one as if both held."""
+        recent = self._recent.get(entry.user_id)
+        if not recent or not any(", " in c.text for c in turn):
+            return turn
+        out = []
+        for c in turn:
+            if c.negated or ", " not in c.text or not c.value:
+                out.append(c)
+                continue
+            olds = {r.value for r in recent if r.subject == c.subject and r.predicate == c.predicate
+                    and r.said < entry.when and norm_value(r.value) != norm_value(c.value)
+                    and not _named_in(r.value, c.value)}
+            pieces = c.text.split(", ")
+            keep = [p for p in pieces if not any(_named_in(o, p) for o in olds)]
+            if olds and 0 < len(keep) < len(pieces) and any(_named_in(c.value, p) for p in keep):
+                c = replace(c, text=", ".join(keep))
+            out.append(c)
+        return out
+
+    def saw(self, entry: RawEntry) -> None:
+        """Note the user's turn (its time): the previous turn a terse correction refers to."""
+        self._turns[entry.user_id] = entry.when
+        self._turns.move_to_end(entry.user_id)
+        while len(self._turns) > _RECENT_USERS:
+            self._turns.popitem(last=False)
 
     def fixed(self, entry: RawEntry, fixes: list[tuple[Recent, str, str | None]],
               found: list[Candidate]) -> list[Candidate]:
@@ -317,7 +357,8 @@ class Recall:
 # someone else's, or the user's past: "You live in Dublin, right?", "I lived in Ghent for two years"
 _KINS_OWN = re.compile(rf"\b(?:my|our) (?:[a-z]+ )?{KIN_WORD}'s\b", re.IGNORECASE)
 _NOT_MINE_NOW = re.compile(r"\b(?:you|your|he|she|they|his|her|their|lived|worked|was|were|did|used to|studied|"
-                           r"would|could|might|if|when i was)\b", re.IGNORECASE)
+                           r"would|could|might|if|when i was|(?:my|our) (?:old|former|previous|ex))\b",
+                           re.IGNORECASE)  # "my old boss at Siemens called": a passing mention of the past
 
 
 def _ended(recent: list[Recent], cands: list[Candidate]) -> list[Recent]:
@@ -331,6 +372,9 @@ def _ended(recent: list[Recent], cands: list[Candidate]) -> list[Recent]:
         elif not c.multi and same and norm_value(same[-1].value) != norm_value(c.value) and not c.valid_from:
             out.append(same[-1])
     return out
+
+
+_PERSONAL = re.compile(r"\b(?:i|me|my|we|us|our)\b", re.IGNORECASE)
 
 
 def _named_in(value: str, text: str) -> bool:

@@ -122,6 +122,8 @@ RULES: list[Rule] = [
     (_r(rf"{_WE}(?:'m| am|'re| are)? {_A}(?:live|living|reside|residing) in {_V}{_END}"), "lives_in", "profile", False, 0.9),  # noqa: E501
     (_r(rf"{_WE}(?:'ve| have) {_A}(?:been )?{_A}(?:lived|living|resided|residing) in {_V}{_END}"), "lives_in", "profile", False, 0.9),  # noqa: E501
     (_r(rf"^{_WE} {_A}been {_A}(?:living|residing|based) in {_V}{_END}"), "lives_in", "profile", False, 0.85),  # noqa: E501
+    # a home named by its town: "still unpacking boxes in our Aberdeen place", "my new Leith flat is tiny"
+    (_r(r"\b(?:our|my) (?:new )?(?!(?:Airbnb|Christmas|Xmas|Easter|Summer|Holiday|Sunday|Saturday)\b)(?P<v>(?-i:[A-Z])[\w'-]+(?: (?-i:[A-Z])[\w'-]+)?) (?:place|flat|apartment|house|home|pad)\b"), "lives_in", "profile", False, 0.75),  # noqa: E501
     (_r(rf"{_WE}(?:'ve| have)? {_A}(?:moved|relocated)(?: back home| back| home| here| over| house| away| up| down| across| out| north| south| east| west)?(?: from (?:(?!\bto\b)[^,;!?])+?)? (?:to|into) {_V}{_END}"), "lives_in", "profile", False, 0.9),  # noqa: E501
     (_r(rf"{_WE}(?:'m| am|'re| are) {_A}based in {_V}{_END}"), "lives_in", "profile", False, 0.85),
     # "these days I'm up at 5", "I'm usually up by 6:30": being up at a clock time is waking then
@@ -171,7 +173,14 @@ RULES: list[Rule] = [
     (_r(rf"{_IM} {_A}on the payroll (?:at|of|with) {_V}{_END}"), "employer", "profile", False, 0.8),
     (_r(rf"{_I}(?:'ve| have)? {_A}(?:got |been )?(?:hired|taken on|poached|headhunted) (?:at|by) {_V}{_END}"), "employer", "profile", False, 0.8),  # noqa: E501
     (_r(rf"{_I}(?:'ve| have) {_A}been at (?P<v>(?-i:[A-Z])[\w&'.-]*(?: (?-i:[A-Z])[\w&'.-]*){{0,3}}) for (?:ages|years|a while|a long time|\w+ (?:years|months))\b"), "employer", "profile", False, 0.75),  # noqa: E501
-    (_r(rf"{_I}(?:'ve| have)? {_A}(?:went|gone|going|turned|am|'m) (?P<v>freelance|self-employed)\b"), "employer", "profile", False, 0.8),  # noqa: E501
+    # a change said by what is new at the place: "my new colleagues at Superdrug are so friendly", "first week
+    # at Revolut done" (not "my old boss at Siemens", "my boss at work")
+    (_r(r"(?:\b(?:my|our) new (?:colleagues|co-?workers|workmates|team|boss|manager|office|desk|badge|contract|job|role|position)|(?:^|\bmy )(?:very )?first (?:day|week|month|shift|payslip|pay ?check)) (?:at|with) (?P<v>(?-i:[A-Z])[\w&'-]*(?: (?-i:[A-Z])[\w&'-]*){0,3})\b"), "employer", "profile", False, 0.75),  # noqa: E501
+    # working for oneself is a job change (the employer it replaces ends): "I'm self-employed now", "went
+    # freelance in January" (no subject), "set up on my own", "I run my own food truck", "started my own firm"
+    (_r(rf"(?:{_I}(?:(?:'m| am) {_A}|(?:'ve| have)? {_A}(?:went|gone|turned|become|became|been) {_A})|^{_A}(?:went|gone|turned|became) )(?P<v>freelance|self-employed|self employed)\b"), "employer", "profile", False, 0.8),  # noqa: E501
+    (_r(rf"(?:{_I}(?:'ve| have)? {_A}|^{_A})(?P<v>(?:set up|started|went out|gone out|branched out) on (?:my|our) own|(?:am |'m |'ve been |have been |started )?(?:working|work) for myself|(?:went|gone) solo)\b"), "self_employed", "profile", False, 0.8),  # noqa: E501
+    (_r(rf"{_WE}(?:'ve| have)? {_A}(?:started|set up|launched|opened|founded|run|own|have|got|'ve got|have got)(?: up)? (?:my|our) (?:very )?own (?P<v>(?:[\w-]+ ){{0,3}}?(?:business|company|firm|shop|studio|agency|practice|consultancy|bakery|caf[eé]|salon|food truck|truck|restaurant|stall|brand|label|clinic|garage|bar|pub))\b"), "own_business", "profile", False, 0.8),  # noqa: E501
     # food
     (_r(rf"{_I}(?:'m| am|'ve been| have been|'ve become| have become| became| become| went| turned| go| eat| started eating|'ve gone| have gone|'ve turned| have turned|'m going| am going) {_A}(?:a |an |fully |strictly |mostly |100% )*(?P<v>{DIETS})\b"), "diet", "profile", False, 0.9),  # noqa: E501
     (_r(r"\bi(?:'ve| have)? (?:no longer eat|don't eat|do not eat|stopped eating|gave up|cut out|quit eating|"
@@ -264,7 +273,7 @@ RULES: list[Rule] = [
     (_r(rf"{_I} {_A}(?:like|love|enjoy|adore)(?! to be\b)(?! it\b) {_V}{_END}"), "likes", "preference", True, 0.7),
     (_r(rf"{_I} {_A}(?:hate|dislike|detest|can't stand|cannot stand|don't like|do not like|don't enjoy) {_V}{_END}"), "dislikes", "preference", True, 0.7),  # noqa: E501
     (_r(rf"\bmy hobb(?:y is|ies are|ies include) {_V}{_END}"), "hobby", "preference", True, 0.85),
-    (_r(rf"{_I}(?: {_A}speak|(?:'m| am) {_A}fluent in) {_V}{_END}"), "speaks", "fact", True, 0.8),
+    (_r(rf"(?:{_I}(?: {_A}speak|(?:'m| am) {_A}fluent in)|^{_A}(?:(?:pretty|almost|nearly|basically) )?fluent in) {_V}{_END}"), "speaks", "fact", True, 0.8),  # noqa: E501
     (_r(rf"{_IM} {_A}learning {_V}{_END}"), "learning", "fact", True, 0.75),
     # devices
     (_r(rf"{_I}(?:'ve| have)? {_A}(?:have|got|bought|use|switched to|upgraded to|changed to|moved to) (?:myself )?(?:an? |the |my )?(?:new )?(?P<v>(?:{PHONES})\b[^,;!?.]*?)(?: phone)?{_END}"), "phone_model", "profile", False, 0.8),  # noqa: E501

@@ -116,10 +116,26 @@ def tied(clause: str, parse: Callable[[str], Any], said: str = "", around: str =
         job = _as_job(root)
         if job and prep.lower_ in ("with", "at", "for"):  # "been with Siemens for 8 years as an electrician"
             return [("employer", name, "profile", False, 0.75, False), ("job", job, "profile", False, 0.75, False)]
-        slot = service_slot(clause) or (service_slot(around) if around.strip(" ,.;") else None)
+        slot = service_slot(clause) or (service_slot(around) if around.strip(" ,.;") else None) \
+            or _said_slot(name, clause)
         if slot:
             return [(slot, name, "profile", False, 0.75, False)]
     return []
+
+
+_SLOT_WORDS = {"energy_supplier": "energy|electricity|gas and electric(?:ity)?", "gym": "gym",
+               "internet_provider": "broadband|internet|wi-?fi|fibre", "bank": "bank(?:ing)?|current account",
+               "phone_network": "sim|mobile network|phone contract|mobile contract", "insurer": "insurance|insurer"}
+
+
+def _said_slot(name: str, clause: str) -> str | None:
+    """The slot the clause names itself beside the name: "I'm with Octopus for energy", "I go to PureGym"
+    (the service's own word in its name); not a word elsewhere in the clause ("the gym with Sarah")."""
+    for slot, words in _SLOT_WORDS.items():
+        beside = rf"\b{re.escape(name)} for (?:my |our |the |all (?:my |our |the )?)?(?:{words})\b"
+        if re.search(rf"(?:{words})\b", name, re.IGNORECASE) or re.search(beside, clause, re.IGNORECASE):
+            return slot
+    return None
 
 
 def _named_noun(token: Any) -> bool:
