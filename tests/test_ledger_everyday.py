@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import pytest
 
-from markmem.model import Candidate, RawEntry
-from markmem.write.clauses import load_splitter
-from markmem.write.extract import HeuristicExtractor
+from markmem.model import Candidate
+from tests.ledger_fixtures import extract_turns
 
 pytest.importorskip("spacy")
 
@@ -23,14 +22,7 @@ JAN, MAR = "2025-01-06T10:00:00Z", "2025-03-02T10:00:00Z"  # weeks apart: two se
 
 
 def _run(*turns: tuple[str, str]) -> list[Candidate]:
-    splitter, name = load_splitter("spacy", "en_core_web_sm")
-    assert name == "spacy"
-    ex = HeuristicExtractor(splitter)
-    out: list[Candidate] = []
-    for i, (when, text) in enumerate(turns):
-        entry = RawEntry(id=f"r{i}", user_id="u", role="user", content=text, recorded_at=when, occurred_at=when)
-        out += ex.extract([entry]).candidates
-    return out
+    return [c for cands in extract_turns(turns) for c in cands]
 
 
 def _later(cands: list[Candidate]) -> list[Candidate]:
