@@ -87,8 +87,11 @@ def test_the_assistant_naming_a_replaced_provider_is_marked(mem: Memory, switch:
     assert "Voltaro" in hits[0].text
     shown = _shown(mem, "Who is the user's energy supplier?", "u-energy", "quarrymoor")
     assert shown and _all_marked(shown), shown
+    # since h-ledger7 the ledger holds "with Quarrymoor for energy" as the supplier Voltaro replaced, so the
+    # assistant's echo of it is marked by the ledger's own echo mark even without this switch (the switch's
+    # own effect is shown by the Lyon case above)
     switch.setattr(facts, "REPLACED_NAMES", False)
-    assert not _all_marked(_shown(mem, "Who is the user's energy supplier?", "u-energy", "tariffs"))
+    assert _all_marked(_shown(mem, "Who is the user's energy supplier?", "u-energy", "tariffs"))
 
 
 def test_an_older_statement_naming_another_firm_is_replaced_by_the_fact_found(
