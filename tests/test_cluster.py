@@ -422,3 +422,34 @@ def test_a_worker_skips_recovery_only_when_nobody_held_the_shard_since_its_own_c
             assert "markmem: recover an interrupted operation" in git(shard_dir(root, 0), "log", "--format=%s")
         finally:
             work.close()
+
+
+def test_a_shard_whose_visit_fails_starves_no_other_shard(
+        tmp_path: Path, database_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A lock a killed git left in one shard's repo fails that shard's visits; the pass still drains the
+    other shard, raises the failure afterwards, and the bad shard drains once the lock is gone."""
+    from markmem.cluster import worker as worker_mod
+    from markmem.cluster.worker import Worker
+
+    monkeypatch.setattr(worker_mod.random, "shuffle", lambda shards: shards.sort())  # the bad shard 0 first
+    root = tmp_path / "cluster"
+    with open_cluster(root, database_url, shards=2) as mem:
+        bad = next(f"u{i}" for i in range(100) if shard_of(f"u{i}", 2) == 0)
+        good = next(f"u{i}" for i in range(100) if shard_of(f"u{i}", 2) == 1)
+        mem.add("I live in Lisbon", user_id=bad)
+        mem.add("I live in Porto", user_id=good)
+        head = shard_dir(root, 0) / ".git" / "HEAD"
+        kept = head.read_bytes()
+        head.write_bytes(b"\x00garbage\n")  # a repo git cannot read (a torn write, a bad pull)
+        work = Worker(mem._cluster.shards, database_url)
+        try:
+            with pytest.raises(Exception):  # noqa: B017 (git's own error, whatever its wording)
+                work.run_once()
+            assert pending(database_url) == 1  # the good shard's turn was compiled in the same pass
+            assert "Porto" in mem.search("where do I live", user_id=good)[0].text
+            head.write_bytes(kept)
+            assert work.run_once()
+            assert pending(database_url) == 0
+            assert "Lisbon" in mem.search("where do I live", user_id=bad)[0].text
+        finally:
+            work.close()

@@ -51,12 +51,14 @@ class Worker:
 
     def run_once(self, keep: bool = False) -> list[CompileReport]:
         """One pass over the shards with pending intake; shards leased elsewhere are skipped.
-        ``keep``: keep the leases taken, up to this worker's share (see the class)."""
+        ``keep``: keep the leases taken, up to this worker's share (see the class). A shard whose
+        visit fails does not stop the pass: the others are visited, then the first failure is raised."""
         pending = [s for s in intake.pending_shards(self.conn) if self.only is None or s in self.only]
         random.shuffle(pending)  # two workers started together do not queue on the same shard
         share = self._share(pending) if keep else len(pending)  # idle or not: waiters get theirs
         pending.sort(key=lambda s: s not in self.held)  # our own first
         reports: list[CompileReport] = []
+        failed: list[Exception] = []
         for shard in pending:
             if keep and reports:  # after a visit: a forget waits at most one visit, not a whole pass
                 share = self._share(pending)
@@ -72,9 +74,14 @@ class Worker:
                 reports += compile_shard(self.conn, self.shards.ctx(shard), self.shards.remote(shard), fresh)
                 self._left_clean[shard] = epoch
                 clean = True
+            except Exception as exc:  # one shard's failure (a bad file, a stale lock) starves no other shard
+                log.warning("cluster worker: shard %d failed: %s", shard, exc)
+                failed.append(exc)
             finally:
                 if not (keep and clean):
                     self._let_go(shard)
+        if failed:  # after every other shard had its visit; the caller logs and retries
+            raise failed[0]
         return reports
 
     def _share(self, pending: list[int]) -> int:
