@@ -25,6 +25,7 @@ import os
 import statistics
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -78,6 +79,13 @@ def run_child(checkout: Path, child: str, *args: object) -> Any:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def alternated(a: Path, b: Path, rounds: int) -> Iterator[tuple[int, list[tuple[str, Path]]]]:
+    """Each round and its order of the two checkouts: A, B, then B, A, ... (the machine's drift cancels)."""
+    for r in range(rounds):
+        pair = [("A", a.resolve()), ("B", b.resolve())]
+        yield r, pair if r % 2 == 0 else pair[::-1]
+
+
 def run(checkout: Path, engine: str, calls: int) -> dict[str, dict[str, float]]:
     return run_child(checkout, CHILD, engine, calls)  # type: ignore[no-any-return]
 
@@ -92,11 +100,10 @@ def main() -> int:
     args = ap.parse_args()
     engines = ["regex", "presidio"] if args.presidio else ["regex"]
     got: dict[tuple[str, str, str], list[float]] = {}
-    for r in range(args.rounds):
-        order = [("A", args.a), ("B", args.b)] if r % 2 == 0 else [("B", args.b), ("A", args.a)]
+    for r, order in alternated(args.a, args.b, args.rounds):
         for engine in engines:
             for name, checkout in order:
-                res = run(checkout.resolve(), engine, args.calls if engine == "regex" else args.calls // 3)
+                res = run(checkout, engine, args.calls if engine == "regex" else args.calls // 3)
                 for part, figs in res.items():
                     label = f"{engine} {part}"
                     for k, v in figs.items():

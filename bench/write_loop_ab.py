@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from write_ab import run_child  # noqa: E402
+from write_ab import alternated, run_child  # noqa: E402
 
 CHILD = r"""
 import json, statistics, sys, tempfile, time
@@ -75,10 +75,9 @@ def main() -> int:
     ap.add_argument("--fill", type=int, default=300, help="turns the user has before the loop")
     args = ap.parse_args()
     got: dict[tuple[str, str], list[float]] = {}
-    for r in range(args.rounds):
-        order = [("A", args.a), ("B", args.b)] if r % 2 == 0 else [("B", args.b), ("A", args.a)]
+    for r, order in alternated(args.a, args.b, args.rounds):
         for name, checkout in order:
-            res = run(checkout.resolve(), args.calls, args.fill)
+            res = run(checkout, args.calls, args.fill)
             for part, v in res.items():
                 got.setdefault((part, name), []).append(v)
             print(f"round {r} {name} " + "  ".join(f"{k} {v:6.3f}" for k, v in res.items()) + " ms", flush=True)
