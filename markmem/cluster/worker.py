@@ -75,7 +75,9 @@ class Worker:
                 self._left_clean[shard] = epoch
                 clean = True
             except Exception as exc:  # one shard's failure (a bad file, a stale lock) starves no other shard
-                log.warning("cluster worker: shard %d failed: %s", shard, exc)
+                if failed:  # the first failure goes up, and the caller logs it once with its traceback
+                    log.warning("cluster worker: shard %d failed too: %s", shard, exc)
+                getattr(exc, "add_note", lambda _note: None)(f"cluster worker: visiting shard {shard}")  # 3.11+
                 failed.append(exc)
             finally:
                 if not (keep and clean):
