@@ -24,14 +24,26 @@ def test_subjects_name_users_predicates_and_counts(mem: Memory) -> None:
     assert "Porto" not in newest and "Lisbon" not in first  # values stay out of the log
 
 
-def test_a_predicate_outside_the_vocabulary_is_named_other() -> None:
+def test_a_predicate_outside_the_vocabulary_is_named_by_its_page_type() -> None:
     stamp = "2026-01-01T00:00:00Z"
     claims = (Claim("c-1", "bob", "secret_project_name", "x", "x", recorded_at=stamp),
               Claim("c-2", "bob", "pet", "dog", "a dog", recorded_at=stamp))
     page = Page("u/bob/fact/p-1", "fact", "bob", "t", stamp, stamp, claims)
     subject, trailers = compile_message(["ann", "bob"], [page], stamp, 1, 2, 0, 0)
-    assert subject == "compile: 2 users; 2 added (other, pet)"  # one user's history never names another
-    assert trailers == {"Markmem-Predicates": "other,pet"}
+    assert subject == "compile: 2 users; 2 added (other fact, pet)"  # one user's history never names another
+    assert trailers == {"Markmem-Predicates": "other fact,pet"}
+    odd = Page("u/bob/x/p-2", "secret_type", "bob", "t", stamp, stamp, claims[:1])  # a lying page type
+    assert compile_message(["bob"], [odd], stamp, 1, 1, 0, 0)[0] == "compile: u/bob 1 added (other)"
+
+
+def test_an_open_slot_change_names_its_page_type(mem: Memory) -> None:
+    mem.add("I prefer window seats", user_id="bob", occurred_at="2026-01-01T10:00:00Z")
+    mem.flush()
+    mem.add("Actually I prefer aisle seats now", user_id="bob", occurred_at="2026-02-01T10:00:00Z")
+    mem.flush()
+    newest = _log(mem)[0]
+    assert newest.splitlines()[0].startswith("compile: u/bob other preference superseded;")
+    assert "aisle" not in newest and "window" not in newest
 
 
 def test_a_batch_without_facts_says_so(mem: Memory) -> None:

@@ -3,7 +3,8 @@
     compile: bob lives_in, job superseded; 3 added (lives_in, job, pet)
 
 Names only what is not the user's words: user ids (already the folder names), predicates from the
-fixed vocabulary (any other predicate, e.g. one an LLM made up, counts as ``other``), and counts.
+fixed vocabulary (any other predicate, e.g. an open slot such as "seat preference" or one an LLM made
+up, is named by its page's type: ``other preference``, ``other fact``), and counts.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from ..model import Page
-from .resolve import VOCAB, normalise_predicate
+from .resolve import PAGE_TYPES, VOCAB, normalise_predicate
 
 SHOW = 3  # names listed before "+N"
 
@@ -24,7 +25,7 @@ def compile_message(users: Sequence[str], pages: Iterable[Page], stamp: str, ent
     closed: list[str] = []
     for page in pages:
         for c in page.claims:
-            name = _predicate(c.predicate)
+            name = _predicate(c.predicate, page.type)
             if c.recorded_at == stamp:
                 new.append(name)
             if c.closed_at == stamp:  # also a claim said and replaced within this batch
@@ -43,9 +44,9 @@ def compile_message(users: Sequence[str], pages: Iterable[Page], stamp: str, ent
     return f"compile: {who} {what}", trailers
 
 
-def _predicate(predicate: str) -> str:
+def _predicate(predicate: str, page_type: str) -> str:
     name = normalise_predicate(predicate)
-    return name if name in VOCAB else "other"
+    return name if name in VOCAB else f"other {page_type}" if page_type in PAGE_TYPES else "other"
 
 
 def _unique(names: Sequence[str]) -> list[str]:
