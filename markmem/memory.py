@@ -20,19 +20,7 @@ from .write import pipeline
 
 log = logging.getLogger("markmem")
 UNREPORTED_MAX = 10_000  # batch reports kept for the next flush()
-_READ_SIDE: list[bool] = []  # [True] once the read side is imported in this process (``_read_side``)
-
-
-def _read_side(ctx: Context | None) -> None:
-    """Import the read side once, with its regular expressions from the last process's compile
-    (``index.rxcache``: ~20 ms of CPU less in a fresh process's first search, same patterns)."""
-    from .index import rxcache
-
-    def load() -> None:
-        from .read import pack, request, search  # noqa: F401 - imported for their import cost
-
-    rxcache.imported(ctx.cache.path if ctx is not None else ":memory:", load)
-    _READ_SIDE.append(True)
+_READ_SIDE: list[bool] = []  # [True] once the read side is imported in this process (``read.warm.read_side``)
 
 
 class Memory:
@@ -154,8 +142,11 @@ class Memory:
     def search(self, query: str, user_id: str, top_k: int = 5, as_of: Any = None, known_at: Any = None,
                format: str = "json", explain: bool = False, budget: int | None = None) -> list[Hit] | Pack:
         """Hybrid search within one user. ``format="context"`` returns a token-budgeted Pack."""
-        if not _READ_SIDE:
-            _read_side(getattr(self, "_ctx", None))
+        if not _READ_SIDE:  # a fresh process: the read side imported with the regexes saved by the last one
+            from .read.warm import read_side
+
+            read_side(getattr(self, "_ctx", None))
+            _READ_SIDE.append(True)
         from .read import pack as packing
         from .read import request
         from .read import search as searching

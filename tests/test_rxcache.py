@@ -106,7 +106,7 @@ def test_only_patterns_held_by_newly_imported_modules_are_saved(tmp_path: Path) 
     user = re.compile(re.escape("Anna Lisbon") + r"\b")
     cache[(str, user.pattern, 0)] = user
     mod = type(sys)("markmem._rxcache_probe")
-    mod.HELD = (pat,)
+    setattr(mod, "HELD", (pat,))  # noqa: B010 - a module object made here
     sys.modules[mod.__name__] = mod
     try:
         got = rxcache._new(cache, {}, {mod.__name__})
@@ -115,3 +115,14 @@ def test_only_patterns_held_by_newly_imported_modules_are_saved(tmp_path: Path) 
     assert list(got) == [(pat.pattern, re.I.value)]
     rxcache._write(tmp_path / rxcache.NAME, got)
     assert rxcache._read(tmp_path / rxcache.NAME) == got
+
+
+def test_reindex_deletes_the_file_and_a_later_search_rewrites_it(repo: Path) -> None:
+    before = run(repo)
+    path = saved_file(repo)
+    m = Memory(repo, pii_engine="regex", vector_model="builtin", background=False)
+    m.reindex()
+    m.close()
+    assert not path.exists()
+    assert run(repo)["hits"] == before["hits"]
+    assert saved_file(repo) == path
