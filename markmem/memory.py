@@ -142,10 +142,10 @@ class Memory:
     def search(self, query: str, user_id: str, top_k: int = 5, as_of: Any = None, known_at: Any = None,
                format: str = "json", explain: bool = False, budget: int | None = None) -> list[Hit] | Pack:
         """Hybrid search within one user. ``format="context"`` returns a token-budgeted Pack."""
-        if not _READ_SIDE:  # a fresh process: the read side imported with the regexes saved by the last one
-            from .read.warm import read_side
+        if not _READ_SIDE and self._cluster is None:  # a fresh process: the read side imported with the
+            from .read.warm import read_side  # regexes the last one saved (index.rxcache)
 
-            read_side(getattr(self, "_ctx", None))
+            read_side(self._ctx)
             _READ_SIDE.append(True)
         from .read import pack as packing
         from .read import request

@@ -21,7 +21,7 @@ from ..context import Context
 PROBE = "markmem"  # a word: every lane runs (its hits, if any, are dropped)
 
 
-def read_side(ctx: Context | None) -> None:
+def read_side(ctx: Context) -> None:
     """Import the read side (what a search imports), with the regular expressions a process before
     compiled put in ``re``'s cache first (``index.rxcache``: the same patterns, ~20 ms of CPU less
     in a fresh process; saved beside ``ctx``'s cache when they were not)."""
@@ -30,7 +30,7 @@ def read_side(ctx: Context | None) -> None:
     def load() -> None:
         from . import pack, request, search  # noqa: F401 - imported for their import cost
 
-    rxcache.imported(ctx.cache.path if ctx is not None else ":memory:", load)
+    rxcache.imported(ctx.cache.path, load)
 
 
 def warm(ctx: Context, user_id: str | None) -> None:
