@@ -20,6 +20,7 @@ from .write import pipeline
 
 log = logging.getLogger("markmem")
 UNREPORTED_MAX = 10_000  # batch reports kept for the next flush()
+_READ_SIDE: list[bool] = []  # [True] once the read side is imported in this process (``read.warm.read_side``)
 
 
 class Memory:
@@ -141,6 +142,11 @@ class Memory:
     def search(self, query: str, user_id: str, top_k: int = 5, as_of: Any = None, known_at: Any = None,
                format: str = "json", explain: bool = False, budget: int | None = None) -> list[Hit] | Pack:
         """Hybrid search within one user. ``format="context"`` returns a token-budgeted Pack."""
+        if not _READ_SIDE and self._cluster is None:  # a fresh process: the read side imported with the
+            from .read.warm import read_side  # regexes the last one saved (index.rxcache)
+
+            read_side(self._ctx)
+            _READ_SIDE.append(True)
         from .read import pack as packing
         from .read import request
         from .read import search as searching
