@@ -79,6 +79,7 @@ def rerank(cache: Cache, user_id: str, ranked: list[Cand], query: str = "",
     others = whose.others(cache, user_id, [c.row for c in ranked if c.kind == "claim"], asked, book)
     others |= whose.others_turns(cache, user_id, ranked, ledger, asked, present, book)
     claims = {c.id: c for c in ranked if c.kind == "claim"}
+    opens = None if book is None else book.__dict__.setdefault("_opens_on", {})  # a text's reading, per book
     out: list[Cand] = []
     past: list[Cand] = []
     late: list[Cand] = []
@@ -87,7 +88,7 @@ def rerank(cache: Cache, user_id: str, ranked: list[Cand], query: str = "",
             if c.id not in claims:
                 continue  # already moved up, before the turn it replaced
             claims.pop(c.id)
-        if others_asked is False and c.kind == "turn" and whose.about_another(c, asked):
+        if others_asked is False and c.kind == "turn" and whose.about_another(c, asked, opens):
             continue  # "my boyfriend Marco went on a carnivore diet" for "what is the user's diet?"
         if c.id in stale or c.id in marked:  # its successor first, then the turn itself (marked)
             out += cited.successor(c, found, claims, have, bring=c.id in stale or c.id in echoed)
