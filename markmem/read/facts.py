@@ -185,7 +185,8 @@ def stale_named(cache: Cache, user_id: str, ranked: list[Cand], ledger: list[dic
     firsts: dict[str, list[str]] | None = now.__dict__.get("_firsts")
     if firsts is None:
         firsts = now.__dict__["_firsts"] = echo.first_words(closed)
-    todo = [c for c in (head if shown is None else head[:shown]) if not ((u := c.row.get("valid_until")) and str(u) <= at)
+    seen = head if shown is None else head[:shown]
+    todo = [c for c in seen if not ((u := c.row.get("valid_until")) and str(u) <= at)
             and not c.row.get("superseded_by") and not c.row.get("starts")]
     texts = ended._claim_texts(cache, user_id, [c.id for c in todo if c.kind == "claim" and not _text(c)], book)
     for c in todo:
