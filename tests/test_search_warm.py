@@ -129,3 +129,41 @@ def test_warm_searches_answer_as_the_first_and_as_sql_does(tmp_repo: Path, monke
         assert everything() == first  # the SQL path keeps nothing
     finally:
         m.close()
+
+
+
+STALE_TURNS = [("2025-01-06T09:00:00Z", "energy supplier is Eonix"),
+               ("2025-01-10T09:00:00Z", "I live in Skagen, right by the harbour"),
+               ("2025-02-01T09:00:00Z", "the Eonix app keeps logging me out"),
+               ("2025-03-03T09:00:00Z", "Skagen gets windy in March"),
+               ("2025-04-18T09:00:00Z", "went from Eonix to Brightwatt, cheaper tariff"),
+               ("2025-05-02T09:00:00Z", "we moved from Skagen to Viborg over the weekend"),
+               ("2025-06-07T09:00:00Z", "Brightwatt sent the first bill, Eonix sent a final one"),
+               ("2025-07-09T09:00:00Z", "still miss the beach in Skagen, Viborg is fine though")]
+
+
+def test_only_the_shown_hits_need_their_stale_names(tmp_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``facts.rerank(..., shown=top_k)`` reads the closed names of the hits a search shows only; every
+    other candidate is cut: the hits are those of naming every candidate's (h-warm)."""
+    m = Memory(tmp_repo, pii_engine="regex", vector_model="builtin", background=False)
+    try:
+        for when, text in STALE_TURNS:
+            m.add([{"role": "user", "content": text}], user_id="alice", occurred_at=when)
+        m.flush()
+
+        def everything() -> list[object]:
+            return [[h.to_json() for h in m.search(q, user_id="alice", top_k=top_k, explain=True)]
+                    for q in ("Where does the user live?", "energy supplier", "Skagen", "Eonix bill", "Viborg")
+                    for top_k in (1, 2, 5)]
+
+        shown = everything()
+        assert any(h["stale"] for run in shown for h in run)  # a hit names a closed value
+        whole = facts.rerank
+
+        def all_named(cache, user_id, ranked, query="", stamp=None, shown=None):  # type: ignore[no-untyped-def]
+            return whole(cache, user_id, ranked, query, stamp, None)
+
+        monkeypatch.setattr(facts, "rerank", all_named)
+        assert everything() == shown
+    finally:
+        m.close()

@@ -64,6 +64,7 @@ class ClaimIndex:
     live: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))  # the user's, not archived
     bounds: list[str] = field(default_factory=list)  # every valid_from and valid_until, sorted
     valid: tuple[int, np.ndarray] | None = None  # (window, live claims valid in it): see ``valid_at``
+    terms: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)  # term -> (docs, bm25 terms)
 
     def valid_at(self, now: str) -> np.ndarray:
         """The live claims valid at ``now`` (the current-time filter). Which claims pass changes only
@@ -78,6 +79,7 @@ class ClaimIndex:
         return mask
 
 
+MAX_TERMS = 4096  # terms whose bm25 terms an index keeps (a claim lane reads a few a search)
 _INDEXES: OrderedDict[tuple[str, str], ClaimIndex] = OrderedDict()
 _ASKED: OrderedDict[tuple[str, str], int] = OrderedDict()  # claim searches SQLite answered, per user
 SQL_FIRST = 8  # a process's first claim searches of a user that SQLite answers (see the module doc)
@@ -212,18 +214,24 @@ def _score(index: ClaimIndex, user_id: str, terms: Sequence[str], limit: int, as
         return []
     avgdl = index.ntok / index.nrow
     docs_l, score_l = [], []
+    kept = index.terms  # a term's docs and terms depend on the index alone: made once per index
     for term in terms:
-        span = index.spans.get(term)
-        if span is None:
-            continue
-        docs, tf = index.doc[span[0]:span[1]], index.tf[span[0]:span[1]]
-        hits = len(docs)
-        idf = log((index.nrow - hits + 0.5) / (hits + 0.5))
-        if idf <= 0.0:
-            idf = 1e-6
-        size = index.size[docs]
-        docs_l.append(docs)
-        score_l.append(idf * ((tf * (K1 + 1.0)) / (tf + K1 * (1 - B + B * size / avgdl))))
+        got = kept.get(term)
+        if got is None:
+            span = index.spans.get(term)
+            if span is None:
+                continue
+            docs, tf = index.doc[span[0]:span[1]], index.tf[span[0]:span[1]]
+            hits = len(docs)
+            idf = log((index.nrow - hits + 0.5) / (hits + 0.5))
+            if idf <= 0.0:
+                idf = 1e-6
+            size = index.size[docs]
+            got = docs, idf * ((tf * (K1 + 1.0)) / (tf + K1 * (1 - B + B * size / avgdl)))
+            if len(kept) < MAX_TERMS:
+                kept[term] = got
+        docs_l.append(got[0])
+        score_l.append(got[1])
     if not docs_l:
         return []
     if len(docs_l) == 1:

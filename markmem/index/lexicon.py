@@ -626,6 +626,18 @@ def _score(db: sqlite3.Connection, lex: Lexicon, user_id: str, phrases: Sequence
 
     if topk.EARLY and alone and topk.worth(lex, phrases):  # the same rows and floats, scoring fewer postings
         return topk.rank(lex, user_id, phrases, context_weight, as_of, known_at, limit, (nrow, ntok))
+    if topk.EARLY and alone:  # each phrase's terms as topk keeps them: the same floats as computed below
+        lists = [s for s in topk.kept(lex, phrases, context_weight, (nrow, ntok)) if len(s.docs)]
+        if not lists:
+            return []
+        if len(lists) == 1:
+            return _best(lex, user_id, lists[0].docs, lists[0].score, as_of, known_at, limit)
+        docs = np.concatenate([s.docs for s in lists])
+        union = np.sort(docs)
+        union = union[_first(union)]
+        acc = np.zeros(len(union), np.float64)
+        np.add.at(acc, np.searchsorted(union, docs), np.concatenate([s.score for s in lists]))  # the query's order
+        return _best(lex, user_id, union, acc, as_of, known_at, limit)
     ids = lex.tokens.ids
     docs_l: list[np.ndarray] = []
     nb_l: list[np.ndarray] = []
@@ -668,6 +680,13 @@ def _score(db: sqlite3.Connection, lex: Lexicon, user_id: str, phrases: Sequence
         union = union[_first(union)]
         acc = np.zeros(len(union), np.float64)
         np.add.at(acc, np.searchsorted(union, docs), score)  # in the query's order, row by row
+    return _best(lex, user_id, union, acc, as_of, known_at, limit)
+
+
+def _best(lex: Lexicon, user_id: str, union: np.ndarray, acc: np.ndarray, as_of: str | None, known_at: str | None,
+          limit: int) -> list[dict[str, Any]]:
+    """``_score``'s end: of the rows ``union`` (ascending) scoring ``acc``, the best ``limit`` passing the
+    filters, ties by rowid, as light rows with ``bm25``."""
     gone = lex.quarantined[union]
     if as_of is not None or known_at is not None:
         va, ra = lex.valid_at, lex.recorded_at

@@ -187,18 +187,7 @@ def worth(lex: Lexicon, phrases: Sequence[Phrase]) -> bool:
 def rank(lex: Lexicon, user_id: str, phrases: Sequence[Phrase], context_weight: float, as_of: str | None,
          known_at: str | None, limit: int, sizes: tuple[int, int]) -> list[dict[str, Any]]:
     """``lexicon._score``'s answer by :func:`top` (the cache holds this user alone: row counts are ours)."""
-    at = (lex.stamp, *sizes)
-    if lex.scored_at != at or len(lex.scored) > MAX_LISTS:
-        lex.scored, lex.scored_at = {}, at
-    lists = []
-    for term, body in phrases:
-        tid = lex.tokens.ids.get(term)
-        if tid is None:
-            continue
-        got = lex.scored.get((tid, body, context_weight))
-        if got is None:
-            got = lex.scored[(tid, body, context_weight)] = phrase(lex, tid, body, context_weight, *sizes)
-        lists.append(got)
+    lists = kept(lex, phrases, context_weight, sizes)
 
     def passes(docs: np.ndarray) -> np.ndarray:
         ok = ~lex.quarantined[docs]
@@ -213,6 +202,23 @@ def rank(lex: Lexicon, user_id: str, phrases: Sequence[Phrase], context_weight: 
     for row, score in zip(rows, acc.tolist(), strict=True):
         row["bm25"] = score
     return rows
+
+
+def kept(lex: Lexicon, phrases: Sequence[Phrase], context_weight: float, sizes: tuple[int, int]) -> list[Scored]:
+    """Each known phrase's list (in the query's order), made once per (lexicon stamp, totals, weight)."""
+    at = (lex.stamp, *sizes)
+    if lex.scored_at != at or len(lex.scored) > MAX_LISTS:
+        lex.scored, lex.scored_at = {}, at
+    lists = []
+    for term, body in phrases:
+        tid = lex.tokens.ids.get(term)
+        if tid is None:
+            continue
+        got = lex.scored.get((tid, body, context_weight))
+        if got is None:
+            got = lex.scored[(tid, body, context_weight)] = phrase(lex, tid, body, context_weight, *sizes)
+        lists.append(got)
+    return lists
 
 
 def phrase(lex: Lexicon, tid: int, body: bool, weight: float, nrow: int, ntok: int) -> Scored:

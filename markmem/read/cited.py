@@ -39,7 +39,7 @@ def hydrate(cache: Cache, user_id: str, ranked: list[Cand], book: claimbook.Book
             c.row = {**c.row, **row}
 
 
-KEEP_TURNS = 2048  # turn rows kept per claim book (0: read each search)
+KEEP_TURNS = 8192  # turn rows kept per claim book (0: read each search); ~4k distinct turns a long mix finds at 10k
 
 
 def mark(ranked: list[Cand], stale: dict[str, list[dict[str, Any]]], echoed: dict[str, dict[str, Any]]) -> None:

@@ -39,9 +39,10 @@ def utc_now() -> str:
 
 
 def rerank(cache: Cache, user_id: str, ranked: list[Cand], query: str = "",
-           stamp: claimbook.Stamp | None = None) -> list[Cand]:
+           stamp: claimbook.Stamp | None = None, shown: int | None = None) -> list[Cand]:
     """Fused candidates, fact first (see the module docstring). Marks go in ``Cand.row``. ``stamp``:
-    the user's stamp as the search read it (``fts.Snapshot.vectors``), for the claim book."""
+    the user's stamp as the search read it (``fts.Snapshot.vectors``), for the claim book. ``shown``:
+    how many of the result the caller shows (its ``top_k``; None: all): only those get ``row["stale"]``."""
     present = utc_now()
     # not lazy: the ledger below reads every live claim anyway, so the first search loads the book
     # for about what reading the ledger with SQL costs, and the next ones find it
@@ -78,6 +79,7 @@ def rerank(cache: Cache, user_id: str, ranked: list[Cand], query: str = "",
     others = whose.others(cache, user_id, [c.row for c in ranked if c.kind == "claim"], asked, book)
     others |= whose.others_turns(cache, user_id, ranked, ledger, asked, present, book)
     claims = {c.id: c for c in ranked if c.kind == "claim"}
+    opens = None if book is None else book.__dict__.setdefault("_opens_on", {})  # a text's reading, per book
     out: list[Cand] = []
     past: list[Cand] = []
     late: list[Cand] = []
@@ -86,7 +88,7 @@ def rerank(cache: Cache, user_id: str, ranked: list[Cand], query: str = "",
             if c.id not in claims:
                 continue  # already moved up, before the turn it replaced
             claims.pop(c.id)
-        if others_asked is False and c.kind == "turn" and whose.about_another(c, asked):
+        if others_asked is False and c.kind == "turn" and whose.about_another(c, asked, opens):
             continue  # "my boyfriend Marco went on a carnivore diet" for "what is the user's diet?"
         if c.id in stale or c.id in marked:  # its successor first, then the turn itself (marked)
             out += cited.successor(c, found, claims, have, bring=c.id in stale or c.id in echoed)
@@ -107,7 +109,7 @@ def rerank(cache: Cache, user_id: str, ranked: list[Cand], query: str = "",
         named = [c for c in out if c.kind == "claim" and whose.names(asked, c.row.get("subject"), user_id)]
         out = named + [c for c in out if c not in named]
     return stale_named(cache, user_id, _unmarked_first(out, SWAP_WITHIN, asking=drop and not asked_back) + past
-                       + late, ledger, present, book)
+                       + late, ledger, present, book, shown)
 
 
 def _unmarked_first(out: list[Cand], within: int | None = None, asking: bool = False) -> list[Cand]:
@@ -157,12 +159,13 @@ def mark(cache: Cache, user_id: str, ranked: list[Cand], at: str,
 
 
 def stale_named(cache: Cache, user_id: str, ranked: list[Cand], ledger: list[dict[str, Any]], at: str,
-                book: claimbook.Book | None) -> list[Cand]:
+                book: claimbook.Book | None, shown: int | None = None) -> list[Cand]:
     """Each candidate not itself marked past (no ``valid_until`` by ``at``, no ``superseded_by``, no
     ``starts``) that names values the ledger closed by ``at`` gets them as ``row["stale"]``
     (``echo.named_closed``; ``Hit.stale``): "we moved from Malmo to Lund" still holds, Malmo does not.
     A transcript's speaker ("Caroline: ...") is never such a value. Only the first ``STALE_WITHIN``
-    candidates are read (a search shows fewer)."""
+    candidates are read (a search shows fewer); of those, only the first ``shown`` (None: all) get marks
+    (the rest are not shown: the speakers of all of them still count)."""
     if not NAMES_CLOSED or not ranked:
         return ranked
     now = echo.state(ledger, at, book)
@@ -182,7 +185,8 @@ def stale_named(cache: Cache, user_id: str, ranked: list[Cand], ledger: list[dic
     firsts: dict[str, list[str]] | None = now.__dict__.get("_firsts")
     if firsts is None:
         firsts = now.__dict__["_firsts"] = echo.first_words(closed)
-    todo = [c for c in head if not ((u := c.row.get("valid_until")) and str(u) <= at)
+    seen = head if shown is None else head[:shown]
+    todo = [c for c in seen if not ((u := c.row.get("valid_until")) and str(u) <= at)
             and not c.row.get("superseded_by") and not c.row.get("starts")]
     texts = ended._claim_texts(cache, user_id, [c.id for c in todo if c.kind == "claim" and not _text(c)], book)
     for c in todo:

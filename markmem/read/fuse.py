@@ -159,6 +159,7 @@ def _weigh(cands: list[Cand], recipe: Recipe, words: set[str], ref_day: int,
     same order, multiplied into the score in that order, so the same floats."""
     boost, qweight, floor = 1.0 + recipe.speaker_boost, recipe.question_weight, recipe.decay_floor
     when = 1.0 + recipe.time_boost
+    decays: dict[tuple[str, str | None], float | None] = {}  # (type, date) -> the rounded factor: many share a day
     for c in cands:
         w: dict[str, float] = {}
         row = c.row
@@ -189,11 +190,18 @@ def _weigh(cands: list[Cand], recipe: Recipe, words: set[str], ref_day: int,
                 w["provenance"] = trust
                 score *= trust
             kind = row.get("type") or c.kind
-        if HALF_LIFE_DAYS.get(kind, DEFAULT_HALF_LIFE) is not None:
-            factor = decay(kind, row.get("valid_at") or row.get("valid_from"), ref_day, floor)
-            if factor != 1.0:
-                w["decay"] = x = round(factor, 6)
-                score *= x
+        dated_at = row.get("valid_at") or row.get("valid_from")
+        x = decays.get((kind, dated_at), _UNSET)
+        if x is _UNSET:
+            x = None  # a factor of 1.0 (timeless, undated, future) is no weight
+            if HALF_LIFE_DAYS.get(kind, DEFAULT_HALF_LIFE) is not None:
+                factor = decay(kind, dated_at, ref_day, floor)
+                if factor != 1.0:
+                    x = round(factor, 6)
+            decays[(kind, dated_at)] = x
+        if x is not None:
+            w["decay"] = x
+            score *= x
         if c.exact:
             w["exact_bonus"] = recipe.exact_bonus
         if dated and (c.kind, c.id) in dated:
@@ -202,6 +210,9 @@ def _weigh(cands: list[Cand], recipe: Recipe, words: set[str], ref_day: int,
         if w:
             c.score = score + w.get("exact_bonus", 0.0)
         c.weights = w
+
+
+_UNSET = -1.0  # not a factor decay() gives (they lie in (floor, 1]): a (type, date) not yet met
 
 
 def _base(c: Cand, recipe: Recipe, top_bm25: float) -> float:

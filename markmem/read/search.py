@@ -87,8 +87,9 @@ def _ranked(ctx: Context, query: str, user_id: str, top_k: int, as_of: str | Non
     if recipe.sentence_weight and recipe.vectors and ctx.embedder is not None:  # a turn's best sentence counts
         ranked = _sentences(ctx, query, ranked, recipe, user_id)
     if as_of is None and known_at is None and recipe.fact_first:
+        # only the first top_k are shown (also after _interleave: each list's first top_k fill them)
         ranked = facts.rerank(ctx.cache, user_id, ranked[: max(3 * top_k, top_k + 10)], query,
-                              None if snap is None else snap.vectors())
+                              None if snap is None else snap.vectors(), top_k)
     elif as_of is not None and known_at is None and recipe.fact_first:  # marked as of then, order kept
         window = max(3 * top_k, top_k + 10)
         ranked = facts.mark(ctx.cache, user_id, ranked[:window], as_of,

@@ -199,7 +199,7 @@ def naming_replaced(ranked: list[Cand], stale: dict[str, Any], echoed: dict[str,
         low = str(c.row.get("content") or "").casefold().replace("’", "'")
         if ":" in low[:40] and 0 < low.find(":") < 40:
             continue  # a transcript's "Caroline: ..." line: its speakers change topics, not facts
-        found = [old[n] for n in old if echo.named(low, n)]
+        found = [old[n] for n in old if n in low and echo.named(low, n)]  # a substring first: most are not
         if found:
             out[c.id] = max(found, key=lambda m: str(m["valid_until"]))
     return out

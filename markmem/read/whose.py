@@ -69,19 +69,38 @@ _FIRST_PERSON = re.compile(r"\b(?:i|i'm|im|i've|ive|i'd|i'll|me|my|myself|we|we'
 ASKS_FAMILY = re.compile(rf"\b{_REL}|\b(?:family|relatives|people)\b", re.IGNORECASE)
 
 
-def about_another(c: Cand, asked: str) -> bool:
+def about_another(c: Cand, asked: str, memo: dict[str, frozenset[str] | None] | None = None) -> bool:
     """A user's turn about someone else and not the user: it opens on them ("my boyfriend Marco went
     ...", "Priya my flatmate went vegan", "Dad's finally retired!") and says nothing in the first
     person after that; the question names not that person (the caller asks only when the question
     names no relation of the user's: "what diet is the user's boyfriend on?")."""
     if c.kind != "turn" or c.row.get("role") not in (None, "user"):
         return False
-    text = str(c.row.get("content") or "").replace("’", "'")
+    content = str(c.row.get("content") or "")
+    named = memo.get(content, _UNSEEN) if memo is not None else _UNSEEN
+    if named is _UNSEEN:
+        named = _opens_on(content)
+        if memo is not None:
+            if len(memo) >= MEMO_MAX:
+                memo.clear()
+            memo[content] = named
+    if named is None:
+        return False
+    return not any(re.search(rf"(?<!\w){re.escape(w)}(?!\w)", asked) for w in named)
+
+
+def _opens_on(content: str) -> frozenset[str] | None:
+    """The people a text opens on, casefolded, when it says nothing in the first person after them;
+    else None (``about_another``'s reading of the text alone)."""
+    text = content.replace("’", "'")
     m = _ANOTHER.match(text)
     if m is None or _FIRST_PERSON.search(text[m.end():]):
-        return False
-    named = {w.casefold() for w in m.groups() if w}
-    return not any(re.search(rf"(?<!\w){re.escape(w)}(?!\w)", asked) for w in named)
+        return None
+    return frozenset(w.casefold() for w in m.groups() if w)
+
+
+_UNSEEN = frozenset({"\0"})  # not a name: a text the memo has not read
+MEMO_MAX = 8192  # texts whose reading ``about_another``'s memo keeps (the caller's, per claim book)
 
 
 def others(cache: Cache, user_id: str, claims: list[dict[str, Any]], asked: str,
