@@ -117,3 +117,11 @@ def test_a_change_done_to_the_user_on_a_date_starts_then() -> None:
                            ("2026-06-01T09:30:00Z", "they're transferring me to the Birmingham office from 1 july")])
     new = [c for c in turns[1] if "Birmingham" in c.value]
     assert new and new[0].valid_from and new[0].valid_from.startswith("2026-07-01")
+
+
+def test_come_september_opens_a_dated_change() -> None:
+    turns = extract_turns([("2025-06-02T09:30:00Z", "I study at York"),
+                           ("2025-06-10T09:30:00Z", "come september I'm at Durham uni")])
+    new = [c for c in turns[1] if "Durham" in c.value]
+    assert new and new[0].valid_from and new[0].valid_from.startswith("2025-09-01")
+    assert scheduled("come on, I live in Bath", "2025-06-10T09:30:00Z") is None

@@ -142,7 +142,7 @@ def scheduled(clause: str, when: str | None) -> tuple[str, str] | None:
     return " ".join(rest.split()), format_time(start)
 
 
-_LEADS = ("from", "starting", "beginning", "as of", "effective", "after")
+_LEADS = ("from", "starting", "beginning", "as of", "effective", "after", "come")
 
 
 def _plain(m: re.Match[str]) -> str:
