@@ -98,8 +98,8 @@ def test_a_routine_question_or_plan_changes_nothing() -> None:
     assert not any(c.predicate.startswith("routine") for c in turns[1] + turns[2])
 
 
-@pytest.mark.parametrize("text", ["I'm in Paris at the moment", "right now I'm in Bergen", "we're over in Dublin for a fortnight",
-                                  "in Madrid for a long weekend"])
+@pytest.mark.parametrize("text", ["I'm in Paris at the moment", "right now I'm in Bergen",
+                                  "we're over in Dublin for a fortnight", "in Madrid for a long weekend"])
 def test_a_visit_under_way_is_a_stay_not_a_new_home(text: str) -> None:
     turns = extract_turns([("2025-06-02T09:30:00Z", "I live in Bristol"), ("2025-06-10T09:30:00Z", text)])
     assert not any(c.predicate == "lives_in" for c in turns[1])
@@ -107,7 +107,8 @@ def test_a_visit_under_way_is_a_stay_not_a_new_home(text: str) -> None:
     assert stay.valid_until and "2025-06-10" < stay.valid_until < "2025-07-01"
 
 
-@pytest.mark.parametrize("text", ["I'm in a band right now", "I'm in therapy at the moment", "I work at Aldi at the moment"])
+@pytest.mark.parametrize("text", ["I'm in a band right now", "I'm in therapy at the moment",
+                                  "I work at Aldi at the moment"])
 def test_now_without_a_place_is_no_stay(text: str) -> None:
     assert temporary(text, "2025-06-10T09:30:00Z") is None
 

@@ -3,10 +3,13 @@
 :class:`SpacySplitter` reads spaCy's dependency parse (the ``en_core_web_sm`` model the PII gate
 uses, loaded here with the tagger and parser only): every verb that heads a coordinated,
 adverbial or complement clause with a subject of its own (or a verb coordinated with the main
-one: "I moved to Porto and started at Ostara") starts a clause; the clause is that verb's
+one: "I moved to Porto and started at Ostara", or a gerund after a comma: "finished the PhD,
+working as a lab manager now", not a when-gerund: "bought a house, moving in february") starts a
+clause; the clause is that verb's
 subtree without the nested clauses, its leading "and"/"but"/commas dropped, and a shared
 subject restored ("I started at Ostara"). A sentence without a coordinator, comma or
-subordinator, or without a pronoun or possessive that could start a fact ("thanks, that helps"),
+subordinator, or without a pronoun or possessive that could start a fact ("thanks, that helps")
+or a gerund after a comma,
 is one clause and is not parsed at all (most chat turns): that keeps compile fast.
 
 Without spaCy (``clause_parser="regex"``, or the pii extra not installed) :func:`regex_clauses`

@@ -396,7 +396,8 @@ _NOT_MINE_NOW = re.compile(r"\b(?:you|your|he|she|they|his|her|their|lived|worke
 
 _MOVED_TO = re.compile(r"\b(?:moved?|moving|moves|switch(?:ed|es|ing)?|push(?:ed|es|ing)?|chang(?:ed|es|ing)|"
                        r"shift(?:ed|s|ing)?|bump(?:ed|s|ing)?|reschedul(?:ed|es|ing)|brought forward) "
-                       r"(?:\w+ )?to (?P<to>(?:(?:mon|tues|wednes|thurs|fri|satur|sun)days?|\d{1,2}(?::\d\d)?\s*(?:am|pm))\b)",
+                       r"(?:\w+ )?to (?P<to>(?:(?:mon|tues|wednes|thurs|fri|satur|sun)days?|"
+                       r"\d{1,2}(?::\d\d)?\s*(?:am|pm))\b)",
                        re.IGNORECASE)
 SHAPES_TIME = re.compile(r"\d")
 _ROUTINE_NOUN = re.compile(r"\b([a-z]{4,})\s+(?:lessons?|class(?:es)?|practice|sessions?|training|club|group|"

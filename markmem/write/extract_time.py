@@ -1,12 +1,16 @@
 """When a clause's fact holds: future-dated changes and temporary states, resolved against the turn.
 
 * A **future-dated change** ("from next month I'll work at Ostara", "starting in March I'm moving
-  to Lyon") is rewritten to the plain statement ("I work at Ostara") and starts at the resolved
-  date: :func:`scheduled` returns ``(clause, start)``. A plan without a date ("I'll move to Oslo
-  someday") is not a fact: the extractor skips it.
+  to Lyon", "come september I'm at Durham", "picking up my new Niro on the 3rd of april", a change
+  done to the user: "they're transferring me to the Birmingham office from 1 july") is rewritten to
+  the plain statement ("I work at Ostara", "I moved to the Birmingham office") and starts at the
+  resolved date: :func:`scheduled` returns ``(clause, start)``. A plan without a date ("I'll move
+  to Oslo someday") is not a fact: the extractor skips it.
 * A **temporary state** ("this week I'm in Lisbon", "I'm staying with my parents until Sunday",
-  "for the summer I'm working at the café") holds from the turn until the period ends:
-  :func:`temporary` returns ``(clause, end)``. It does not close the lasting fact.
+  "for the summer I'm working at the café", "spending october at my parents' place in Dublin",
+  "for a fortnight", and a visit under way: "I'm in Paris at the moment", a capitalised place only)
+  holds from the turn until the period ends: :func:`temporary` returns ``(clause, end)``. It does
+  not close the lasting fact.
 
 Dates go through dateparser (``languages=["en"]``: language detection alone costs ~2 s, and a
 named language ~1 ms), relative to the turn's time and preferring the future. dateparser has no
@@ -38,7 +42,8 @@ _DATE = (
     rf"(?:the )?end of (?:the |this )?(?:year|month)|"
     rf"in {_NUM} {_UNIT}|{_NUM} {_UNIT} from now|(?:this )?(?:coming )?{_DAY}|"
     rf"(?:in |early |late |mid[- ]?)?{_MONTH}(?: \d{{1,2}}(?:st|nd|rd|th)?)?(?:,? \d{{4}})?|"
-    rf"the \d{{1,2}}(?:st|nd|rd|th)?(?: of {_MONTH})?|\d{{1,2}}(?:st|nd|rd|th)? (?:of )?{_MONTH}|\d{{4}}-\d\d-\d\d|\d{{1,2}}/\d{{1,2}}(?:/\d{{2,4}})?)"
+    rf"the \d{{1,2}}(?:st|nd|rd|th)?(?: of {_MONTH})?|\d{{1,2}}(?:st|nd|rd|th)? (?:of )?{_MONTH}|"
+    rf"\d{{4}}-\d\d-\d\d|\d{{1,2}}/\d{{1,2}}(?:/\d{{2,4}})?)"
 )
 _SCHEDULE = re.compile(
     rf"(?:,\s*)?\b(?P<lead>from|starting(?: on| in| from)?|beginning(?: on| in)?|as of|effective(?: from)?|after|"
@@ -53,7 +58,8 @@ _FUTURE = re.compile(
     r"|^(?=(?:moving|relocating|starting|joining|switching|transferring|picking up|collecting)\b)"
     r"|\b(?:will|'ll) (?=be\b)"
     # "they're transferring me to the Birmingham office from 1 july": a change done to the user
-    r"|\b(?:they|he|she|it|work|[a-z]+)(?:'re|'s| are| is) (?=(?:transferring|moving|relocating|posting) (?:me|us) to\b)",
+    r"|\b(?:they|he|she|it|work|[a-z]+)(?:'re|'s| are| is) "
+    r"(?=(?:transferring|moving|relocating|posting) (?:me|us) to\b)",
     re.IGNORECASE,
 )
 # present-progressive or bare future verbs -> the simple statement the rules read
@@ -169,7 +175,8 @@ def temporary(clause: str, when: str | None) -> tuple[str, str, str] | None:
         return None  # "I work at Aldi at the moment": the job as it is now, not a stay
     if span.startswith(("for", "over", "spending", "during", "throughout")) and _PERFECT.search(clause):
         return None  # "I've lived in Boston for five years": how long it has lasted, not when it ends
-    if (span.startswith(("this", "over", "during", "throughout")) or span in _NOW_SPANS) and (_EVENT.search(clause) or _PAST_CHANGE.search(clause)):
+    if (span.startswith(("this", "over", "during", "throughout")) or span in _NOW_SPANS) and \
+            (_EVENT.search(clause) or _PAST_CHANGE.search(clause)):
         return None  # "I joined Vantage Bank this spring", "we swapped Sydney for Melbourne over the holidays":
         #              when a change happened, not how long a state lasts
     base = parse_when(when)
