@@ -8,6 +8,8 @@ End to end with real git, SQLite and spaCy's parser (no mock), a user per scenar
   it (``facts.LATER_ENDINGS``);
 * for a what/which question, a first turn that only tells of an ending ("my gravel bike got stolen")
   gives its place to a statement of what holds (``facts.WHAT_HOLDS``);
+* a user's turn saying a replaced name is over ("closed my Tallybank account, everything is on
+  Nestwell now") is not itself marked replaced for naming it (``turnmarks.OWN_ENDING_KEPT``);
 * the everyday endings added to ``read.ended`` (didn't make it, got stolen, rehome, gave ... to,
   unsubscribed from), and what is not one.
 
@@ -25,7 +27,7 @@ from facts_fixtures import scripted_memory
 
 from markmem import Memory
 from markmem.jsonable import to_jsonable
-from markmem.read import ended, facts
+from markmem.read import ended, facts, turnmarks
 
 pytest.importorskip("spacy")
 
@@ -33,6 +35,9 @@ SCENARIOS = {
     "u-lang": [("user", "2025-01-03T09:00:00Z", "I'm fluent in French and German"),
                ("user", "2025-10-03T09:00:00Z", "honestly my German is gone, I haven't spoken it in years"),
                ("user", "2025-10-05T09:00:00Z", "French still fine though")],
+    "u-bank": [("user", "2025-01-27T09:00:00Z", "my current account has been with Tallybank since school"),
+               ("user", "2025-06-06T09:00:00Z", "closed my Tallybank account, everything is on Nestwell now"),
+               ("user", "2025-07-07T09:00:00Z", "Tallybank sent a letter asking me to come back lol")],
     "u-bikes": [("user", "2025-03-09T09:00:00Z", "I own two bikes, a Dahon folder and a gravel bike"),
                 ("user", "2025-06-03T09:00:00Z", "my gravel bike got stolen outside the gym"),
                 ("user", "2025-06-04T09:00:00Z", "the Dahon is all I ride these days")],
@@ -75,12 +80,26 @@ def test_an_ending_alone_is_not_the_first_answer_to_what_holds(mem: Memory, monk
     assert "stolen" in mem.search(q, user_id="u-bikes", top_k=5)[0].text
 
 
+def test_the_turn_ending_a_name_is_not_marked_for_naming_it(mem: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+    q = "Which bank account does the user have?"
+
+    def change() -> list:
+        return [h for h in mem.search(q, user_id="u-bank", top_k=5) if "Nestwell" in h.text]
+    hits = mem.search(q, user_id="u-bank", top_k=5)
+    assert change() and change()[0].valid_until is None, [(h.text, h.valid_until) for h in hits]
+    old = next(h for h in hits if "since school" in h.text)
+    assert old.valid_until, "the old statement is marked"
+    monkeypatch.setattr(turnmarks, "OWN_ENDING_KEPT", False)
+    assert change()[0].valid_until, "without the rule the change itself is marked replaced"
+
+
 @pytest.mark.parametrize(("text", "gone"), [
     ("Clover didn't make it through the winter", {"clover"}),
     ("my gravel bike got stolen outside the gym", {"gravel", "bike"}),
     ("we had to rehome Pip, she hated the dog", {"pip"}),
     ("gave the goldfish to my nephew", {"goldfish"}),
     ("unsubscribed from Radiolab last week", {"radiolab"}),
+    ("uninstalled Kaspersky, using Bitdefender instead", {"kaspersky"}),
     ("I gave my mum a lift to the station", set()),
     ("did the rabbit make it through the winter?", set()),
 ])
