@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from facts_fixtures import scripted_memory

@@ -38,7 +38,8 @@ _AFTER = re.compile(
     r"handed in (?:my |our |his |her )?notice (?:at|to)|"
     r"(?:got |been |was |were )?(?:laid off|let go|fired|made redundant) (?:from|by|at)|resigned from|"
     r"broke up with|split up with|rehomed|gave away|no longer (?:at|with)|"
-    r"(?:had to |have to )?rehome(?= )|gave(?= (?:the|my|our) (?:\w+ ){0,2}(?:to|away)\b)|unsubscribed from|uninstalled|"
+    r"(?:had to |have to )?rehome(?= )|gave(?= (?:the|my|our) (?:\w+ ){0,2}(?:to|away)\b)|"
+    r"unsubscribed from|uninstalled|"
     r"(?:i'?m|i am|we'?re|we are) not(?= (?:\w+ ){0,2}any ?more\b)|(?-i:left(?= [A-Z])))\s+"
     r"(?:(?:the|my|our|a|an|that|this|his|her|their)\s+)?", re.IGNORECASE)
 _BEFORE = re.compile(
