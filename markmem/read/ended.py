@@ -38,6 +38,8 @@ _AFTER = re.compile(
     r"handed in (?:my |our |his |her )?notice (?:at|to)|"
     r"(?:got |been |was |were )?(?:laid off|let go|fired|made redundant) (?:from|by|at)|resigned from|"
     r"broke up with|split up with|rehomed|gave away|no longer (?:at|with)|"
+    r"(?:had to |have to )?rehome(?= )|gave(?= (?:the|my|our) (?:\w+ ){0,2}(?:to|away)\b)|"
+    r"unsubscribed from|uninstalled|"
     r"(?:i'?m|i am|we'?re|we are) not(?= (?:\w+ ){0,2}any ?more\b)|(?-i:left(?= [A-Z])))\s+"
     r"(?:(?:the|my|our|a|an|that|this|his|her|their)\s+)?", re.IGNORECASE)
 _BEFORE = re.compile(
@@ -45,7 +47,8 @@ _BEFORE = re.compile(
     r"(?:\s+(?:is|was|are|were)|['’]s) (?:done|over|a phase|gone|finished|dead to me)|\s+(?:split up|broke up)|"
     r"\s+(?:has |have |had )?(?:shut|closed)(?: down)?|\s+(?:has |have |had )?retired|"
     r"\s+(?:isn['’]?t|is not|aren['’]?t|are not) (?:my|our) \w+ any ?more|"
-    r"\s+(?:is|are|was|were) (?:behind (?:us|me)|history|a thing of the past)|\s+wasn['’]?t for (?:me|us))\b",
+    r"\s+(?:is|are|was|were) (?:behind (?:us|me)|history|a thing of the past)|\s+wasn['’]?t for (?:me|us)|"
+    r"\s+(?:didn['’]?t|did not) make it|\s+(?:got|was|were|has been|have been|had been) stolen)\b",
     re.IGNORECASE)
 _TO = re.compile(r"\s(?:to|for|with|because|bc)\s", re.IGNORECASE)
 _WORD = re.compile(r"[^\W\d_][\w'’-]*", re.UNICODE)
@@ -94,6 +97,22 @@ def things(text: str) -> frozenset[str]:
         for m in _BEFORE.finditer(clause):
             out.update(_content(_WORD.findall(clause[:m.start()])[-2:]))
     return frozenset(out)
+
+
+_TAKES_UP = re.compile(r"\b(?:instead|switch\w*|moved|changed|went|swapped|upgraded|ported|transferred|jumped|"
+                       r"now|new|currently|these days|again|back|started|joined|got into|taken up|took up)\b",
+                       re.IGNORECASE)
+
+
+def ends_only(text: str) -> bool:
+    """``text`` says something is over and takes nothing up: each clause ends something or names nothing
+    ("my road bike got stolen outside the station", "sold my trumpet, I'm done with the brass band"; not
+    "dropped Portuguese, switched to Greek", nor "got an e-bike so no more 73 bus for me")."""
+    return bool(things(text)) and not _TAKES_UP.search(text) and all(
+        things(c) or not [w for w in _content(_WORD.findall(c)) if w not in _NOT] for c in clauses(text))
+
+
+_NOT = frozenset(("not", "never", "nope", "sadly", "honestly", "anyway"))
 
 
 def clauses(text: str) -> list[str]:

@@ -19,6 +19,7 @@ LoCoMo this keeps any@5 at the level of plain fusion (``bench/locomo.py``).
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timezone
 from typing import Any
 
@@ -108,11 +109,21 @@ def rerank(cache: Cache, user_id: str, ranked: list[Cand], query: str = "",
     if drop:  # "where does the user's wife work?": the wife's facts before the user's own
         named = [c for c in out if c.kind == "claim" and whose.names(asked, c.row.get("subject"), user_id)]
         out = named + [c for c in out if c not in named]
-    return stale_named(cache, user_id, _unmarked_first(out, SWAP_WITHIN, asking=drop and not asked_back) + past
+    return stale_named(cache, user_id, _unmarked_first(out, SWAP_WITHIN, asking=drop and not asked_back,
+                                                       what=bool(WHAT_HOLDS and _WHAT.match(asked))) + past
                        + late, ledger, present, book, shown)
 
 
-def _unmarked_first(out: list[Cand], within: int | None = None, asking: bool = False) -> list[Cand]:
+_WHAT = re.compile(r"\W*(?:what|which|who|whom|where|how)\b")
+
+
+def _ends_only(c: Cand) -> bool:
+    """A user's turn that only tells of something over ("my road bike got stolen"): ``ended.ends_only``."""
+    return c.kind == "turn" and c.row.get("role") in (None, "user") and ended.ends_only(_text(c))
+
+
+def _unmarked_first(out: list[Cand], within: int | None = None, asking: bool = False,
+                    what: bool = False) -> list[Cand]:
     """What was said and has since changed, or is not yet true, is never the first answer: when the
     first candidate is such a marked turn, the next claim or unmarked statement (not a question, a
     hypothetical, the assistant's turn or chit-chat) among the first ``within`` (all: None) goes
@@ -120,16 +131,21 @@ def _unmarked_first(out: list[Cand], within: int | None = None, asking: bool = F
     about what the assistant said; a bare "Brussels" keeps the turn naming it first): a first turn
     that states nothing (a question, a hypothetical, the assistant's turn: "need a name for my puppy,
     any ideas?"), or a claim the user's later words ended (``read.ended``), gives its place the same
-    way to a statement of the first five."""
+    way to a statement of the first five. ``what`` (such a search asking what, which, who, where or how:
+    the answer is what holds): a first turn that only tells of something over (``_ends_only``: "sold my
+    trumpet" for "which instruments does the user play?") gives its place the same way, never to another
+    such turn."""
     if not out or (out[0].kind != "turn" and not (asking and out[0].row.get("valid_until"))):
         return out  # a claim first: only one the user's later words ended (``read.ended``) gives way
-    if not (out[0].row.get("valid_until") or out[0].row.get("starts") or (asking and kinds.states_nothing(out[0]))):
+    what = what and asking
+    if not (out[0].row.get("valid_until") or out[0].row.get("starts") or (asking and kinds.states_nothing(out[0]))
+            or (what and _ends_only(out[0]))):
         return out
     head = out[:within] if within else out
     says = kinds.states_nothing if asking else kinds.not_a_statement
     pick = next((c for c in head if (c.kind == "claim" and not (asking and c.row.get("valid_until"))) or not (
         c.row.get("valid_until") or c.row.get("starts") or says(c)
-        or low_content(str(c.row.get("content") or "")))), None)
+        or low_content(str(c.row.get("content") or "")) or (what and _ends_only(c)))), None)
     return out if pick is None else [pick, *(c for c in out if c is not pick)]
 
 
@@ -189,6 +205,8 @@ def stale_named(cache: Cache, user_id: str, ranked: list[Cand], ledger: list[dic
     todo = [c for c in seen if not ((u := c.row.get("valid_until")) and str(u) <= at)
             and not c.row.get("superseded_by") and not c.row.get("starts")]
     texts = ended._claim_texts(cache, user_id, [c.id for c in todo if c.kind == "claim" and not _text(c)], book)
+    later = _enders(head, texts, now, ledger, at, user_id) if LATER_ENDINGS else {}
+    ids = {c.id for c in head if c.kind == "claim"}
     for c in todo:
         text = _text(c) or texts.get(c.id, "")
         found = echo.named_closed(text, closed, firsts)
@@ -207,6 +225,8 @@ def stale_named(cache: Cache, user_id: str, ranked: list[Cand], ledger: list[dic
                     have.add(k)
         if OWN_ENDINGS and (c.kind == "claim" or c.row.get("role") in (None, "user")):
             found += _own_endings(c, text, now, ledger, at)
+        if later:
+            found += _ended_later(c, text, later, at, {str(f["named"]).casefold() for f in found}, ids)
         if found:
             c.row = {**c.row, "stale": _once(found)}
     return ranked
@@ -257,6 +277,49 @@ def _own_endings(c: Cand, text: str, now: echo.State, ledger: list[dict[str, Any
     return out
 
 
+def _enders(head: list[Cand], texts: dict[str, str], now: echo.State, ledger: list[dict[str, Any]], at: str,
+            user_id: str) -> dict[str, tuple[str, int, frozenset[str]]]:
+    """The user's turns and own claims among ``head`` said by ``at`` that say something is over
+    (``ended.enders``: "Clove didn't make it through the winter"): id -> (when, order, the words of what
+    is over, less those a claim valid at ``at`` took up at or after then)."""
+    turns = {c.id: (t, str(c.row.get("valid_at") or ""), int(c.row.get("rowid") or 0), "user") for c in head
+             if c.kind == "turn" and c.row.get("role") in (None, "user") and (t := _text(c))
+             and not ended._SPEAKER.match(t) and str(c.row.get("valid_at") or "~") <= at}
+    claims = {c.id: (t, since) for c in head if c.kind == "claim"
+              and str(c.row.get("subject") or user_id) in (user_id, "user") and (t := _text(c) or texts.get(c.id, ""))
+              and (since := str(c.row.get("valid_from") or "")) and since <= at}
+    if not any(ended.things(t) for t, *_ in (*turns.values(), *claims.values())):
+        return {}
+    held: dict[str, str] | None = now.__dict__.get("_held_since")
+    if held is None:
+        held = now.__dict__["_held_since"] = ended.held_since(
+            (str(r.get("value") or ""), str(r.get("valid_from") or "")) for r in ledger if echo.active(r, at))
+    return ended.enders(turns, claims, held)
+
+
+def _ended_later(c: Cand, text: str, later: dict[str, tuple[str, int, frozenset[str]]], at: str,
+                 have: set[str], claim_ids: set[str]) -> list[dict[str, Any]]:
+    """The things ``text`` names that a LATER user turn or claim among the candidates says are over
+    ("we've got two rabbits, Pepper and Clove", then "Clove didn't make it through the winter": Clove, ended
+    then; Pepper still holds): as written, each run of such words once, with the ending's time. A slot of
+    many values keeps the hit (it still holds the rest); only the value that ended is listed."""
+    said = str(c.row.get("valid_at") or c.row.get("valid_from") or "")
+    if not said or ended._SPEAKER.match(text):
+        return []
+    mine = ended.words(text)
+    out: list[dict[str, Any]] = []
+    for eid, (when, _order, gone) in later.items():
+        if eid == c.id or when <= said or when > at or not (gone & mine):
+            continue
+        for run in ended.runs(text, gone & mine):
+            if run.casefold() not in have:
+                have.add(run.casefold())
+                out.append({"named": run, "value": None, "claim": eid if eid in claim_ids else None,
+                            "turn": None if eid in claim_ids else eid, "valid_until": when,
+                            "superseded_by": None})
+    return out
+
+
 def _once(found: list[dict[str, Any]]) -> tuple[dict[str, Any], ...]:
     """Each claim once, and no entry whose words are all among an earlier one's ("Westbrook" after
     "Westbrook Academy", "iPhone" after "iPhone 11")."""
@@ -278,6 +341,9 @@ NAMES_CLOSED = True  # False: a hit that holds names no closed value it mentions
 OWN_ENDINGS = True  # False: ``Hit.stale`` leaves out what the text itself says is over ("went from EDF to Ovo")
 REPLACED_STALE = True  # False: ``Hit.stale`` lists only the ledger's closed values, not the names a turn
 # marked replaced gave ("our internet is with Virgin Media", marked replaced by "... Community Fibre")
+LATER_ENDINGS = True  # False: ``Hit.stale`` leaves out a value a later user turn among the candidates says is
+# over ("we've got two rabbits, Pepper and Clove", then "Clove didn't make it"): the hit is shown unmarked
+WHAT_HOLDS = True  # False: a first turn that only tells of something over stays first for "what/which ..." questions
 STALE_WITHIN = 30
 PLANS = True  # False: a plan no claim holds ("i start there in april") is not marked in an as_of search
 LAPSED = True  # False: a stay "for the week" said long ago is not marked ended

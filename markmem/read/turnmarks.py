@@ -12,7 +12,7 @@ from typing import Any
 from ..ids import format_time
 from ..index import claimbook
 from ..index.cache import Cache
-from . import echo, kinds
+from . import echo, ended, kinds
 from .cited import KEEP_TURNS
 from .fuse import Cand
 from .kinds import low_content
@@ -200,9 +200,16 @@ def naming_replaced(ranked: list[Cand], stale: dict[str, Any], echoed: dict[str,
         if ":" in low[:40] and 0 < low.find(":") < 40:
             continue  # a transcript's "Caroline: ..." line: its speakers change topics, not facts
         found = [old[n] for n in old if n in low and echo.named(low, n)]  # a substring first: most are not
+        if found and OWN_ENDING_KEPT and c.row.get("role") in (None, "user"):  # the turn ending it is the change
+            gone = ended.things(str(c.row.get("content") or ""))
+            found = [old[n] for n in old if n in low and echo.named(low, n) and not (gone and ended.words(n) & gone)]
         if found:
             out[c.id] = max(found, key=lambda m: str(m["valid_until"]))
     return out
+
+
+OWN_ENDING_KEPT = True  # False: a user's turn saying a replaced name is over ("closed my Lloyds account,
+# everything is on Starling now") is marked replaced for naming it, like an old statement
 
 
 # -- older turns naming another name than the fact the question found ------------------------------
