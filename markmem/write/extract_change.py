@@ -46,7 +46,7 @@ _REPLACE = [
                rf"(?P<old>{_V}) for (?P<new>(?-i:[A-Z]){_V}){_END}", re.IGNORECASE),
 ]
 _BACK = re.compile(
-    rf"{_LEAD}(?:i'?m |we'?re |i |we )?(?:'ve |have )?(?:moved |went |gone |come |came |am |are |now )?"
+    rf"{_LEAD}(?:i'?m |we'?re |i'?ve |we'?ve |i |we )?(?:'ve |have )?(?:moved |went |gone |come |came |am |are |now )?"
     rf"(?:back (?:to|on|in|at|into|with)|boomeranged back to|rejoined|returned to|re-?joined) (?:the |my |a )?"
     rf"(?P<new>{_V}){_END}",
     re.IGNORECASE,
@@ -56,7 +56,8 @@ _CLOSE = [
                rf"sold|gave away|gave up|quit|stopped|stopped taking|left|ended|closed|deleted|unsubscribed from|"
                rf"came off|come off|weaned off|got off) "
                rf"(?:my |our |the |a |an )?(?P<old>{_V}){_END}", re.IGNORECASE),
-    re.compile(rf"{_LEAD}(?:my |our |poor |little |old |sadly |unfortunately |so sad,? |rip |r\.i\.p\.? )*(?P<old>(?:[a-z]+ ){{0,2}}[a-z]+) (?:has |had )?"
+    re.compile(rf"{_LEAD}(?:my |our |poor |little |old |sadly |unfortunately |so sad,? |rip |r\.i\.p\.? )*"
+               rf"(?P<old>(?:[a-z]+ ){{0,2}}[a-z]+) (?:has |had )?"
                rf"(?:died|passed away|passed|ran away|is gone|was put down|crossed the rainbow bridge)\b",
                re.IGNORECASE),
     re.compile(rf"{_LEAD}i(?:'m| am) not (?:doing |on |into |using |with |at )?(?:the |a |an )?(?P<old>{_V}) "

@@ -126,7 +126,7 @@ def stated(clause: str) -> list[Fact]:
     return out
 
 
-_BARE_MAKE = re.compile(rf"\b(?:the|our) (?:brand )?new (?P<v>(?-i:[A-Z][a-z]+|[A-Z]{{2,3}}))"
+_BARE_MAKE = re.compile(r"\b(?:the|our) (?:brand )?new (?P<v>(?-i:[A-Z][a-z]+|[A-Z]{2,3}))"
                         r"(?=\s*(?:[,.;!?]|$)|\s+(?:is|was|has|had|'s|needs|drives|goes|does|gets|handles|feels|"
                         r"runs|charges|arrived|came)\b)")
 

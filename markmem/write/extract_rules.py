@@ -337,7 +337,8 @@ HEDGE = _r(
 )
 SKIP = _r(
     # "used to" is the past, not "still getting used to it", "I'm used to the cold" (getting / being used to)
-    r"\b(?:(?<!getting )(?<!get )(?<!got )(?<!'m )(?<!am )(?<!'re )(?<!are )used to|would like|'d like|'d love|would love|would be|'d be|if i|if we|when i was|when we were|"
+    r"\b(?:(?<!getting )(?<!get )(?<!got )(?<!'m )(?<!am )(?<!'re )(?<!are )used to|"
+    r"would like|'d like|'d love|would love|would be|'d be|if i|if we|when i was|when we were|"
     r"as a kid|as a child|growing up|wish i|wish we|wished i|hope to|hoping to|want to|wanna|going to|gonna|"
     r"plan to|planning to|about to|someday|one day|in the future|what if|how about|"
     r"next (?:week|month|year|summer|winter|spring|"

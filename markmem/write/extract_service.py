@@ -134,8 +134,9 @@ Held = "list[tuple[str, str]] | tuple[()]"
 SERVICES = frozenset(PROTOTYPES) | {"internet_provider"}
 # "opened a Chase account", "got a Nationwide current account": a bank when the account is one (or the
 # user already has a bank, or the sentence speaks of money: "my salary goes in there now")
-_ACCOUNT = re.compile(r"\b(?:opened|opening|open|got|set up|switched to|moved to|went with)\s+(?:a|an|my)\s+(?:new\s+)?"
-                      r"((?:[A-Z][\w&'-]*|[a-z]+[A-Z]\w*)(?: [A-Z][\w&'-]*)?)\s+(?:(current|savings|bank|joint)\s+)?account\b")
+_ACCOUNT = re.compile(r"\b(?:opened|opening|open|got|set up|switched to|moved to|went with)\s+(?:a|an|my)\s+"
+                      r"(?:new\s+)?((?:[A-Z][\w&'-]*|[a-z]+[A-Z]\w*)(?: [A-Z][\w&'-]*)?)\s+"
+                      r"(?:(current|savings|bank|joint)\s+)?account\b")
 _MONEY = re.compile(r"\b(?:salary|wages|pay|paid|savings|money|direct debits?|bills|overdraft)\b", re.IGNORECASE)
 _SWITCH = frozenset("switch switched switching port ported swap swapped".split())  # the parse has no lemmas
 _OVER = frozenset("go goes went gone going move moves moved moving change changed changing".split())
@@ -238,6 +239,9 @@ def reslot(facts: list[Open], clause: str, known: frozenset[str] | set[str] = fr
                 if slot:
                     out.append((slot, v, "profile", False, conf, neg))
                 continue
+        elif p == "employer" and not neg and _GYM_NAME.search(v) and not _AT_WORK.search(clause):
+            out.append(("gym", v, "profile", False, conf, neg))  # "joined The Gym Group instead": no job there
+            continue
         elif p == "hobby" and not neg and (m := _FOR_NAME.search(v)):  # "doing deliveries for DHL"
             out.append(("employer", m.group(1), "profile", False, conf, neg))
             continue
@@ -249,6 +253,9 @@ def reslot(facts: list[Open], clause: str, known: frozenset[str] | set[str] = fr
     return out
 
 
+_GYM_NAME = re.compile(r"\b(?:gym|fitness)\b", re.IGNORECASE)
+_AT_WORK = re.compile(r"\b(?:work|working|works|worked|job|hired|role|position|shifts?|staff|team|manager|trainer|"
+                      r"instructor|receptionist|colleagues?)\b", re.IGNORECASE)
 _NOWADAYS = re.compile(r"\b(?:these days|nowadays|currently)\b", re.IGNORECASE)
 _LASTING = frozenset("now nowadays currently since".split())
 
