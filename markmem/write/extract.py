@@ -30,7 +30,7 @@ from .extract_kin import is_member_slot, kin_names, may_name
 from .extract_kind import bare_clause, job_place, kind_of, shortened, with_kind
 from .extract_names import conjoined, member_names
 from .extract_open import read_clause
-from .extract_product import owned, stated
+from .extract_product import owned, stated, the_new
 from .extract_recall import Recall
 from .extract_rules import (
     ASSISTANT_LABELS,
@@ -54,7 +54,7 @@ from .extract_rules import (
     present_needs,
 )
 from .extract_rules import REL as _REL
-from .extract_service import is_time_value, reslot, tied
+from .extract_service import by_history, is_time_value, reslot, tied
 from .extract_slotkey import keyed
 from .extract_subject import third_party
 from .extract_time import _SCHEDULE, scheduled, temporary
@@ -207,7 +207,7 @@ def _predicate(base: str, match: re.Match[str], value: str, multi: bool) -> tupl
             return "prefers", value, True  # "I prefer tea": the category is unknown, so it only adds
         return f"{singular(words[-1])}_preference", value, False
     if base == "service":
-        return match.group("k").casefold().replace("landlady", "landlord").replace("boss", "manager"), value, False
+        return slot_name(match.group("k").replace("landlady", "landlord").replace("boss", "manager")), value, False
     # "set up on my own", "I work for myself": no name to keep, the slot's value is the state
     if base == "self_employed" or (base == "employer" and value.casefold() in ("myself", "ourselves")):
         return "employer", "self-employed", False
@@ -458,6 +458,8 @@ class HeuristicExtractor:
         if not _refused(c):  # a named product gives its slot, whatever the verb ("I'm on a Fairphone 5 now")
             have = {f[0] for f in facts}
             facts += [self.recall.known(entry, who, f) for f in _stated_in(strip_lead(c)) if f[0] not in have]
+        if not facts and "new " in c and not _refused(c):  # "the new Polestar is so quiet": a car of the user's
+            facts = the_new(strip_lead(c), {r.predicate for r in self.recall.own(entry) if r.subject == who})
         if not facts and "valid_until" in when and (place := _temp_place(c)):
             facts = [("staying_in", place, "fact", False, 0.8, False)]
         if not facts:
@@ -473,11 +475,12 @@ class HeuristicExtractor:
                 topical = self.recall.topical(entry, who, c, text, when.get("valid_from"))
                 if topical:
                     return topical
-        mine = [r.predicate for r in self.recall.own(entry) if r.subject == who and not r.multi]
+        held = [(r.predicate, r.value) for r in self.recall.own(entry) if r.subject == who and not r.multi]
+        mine = [p for p, _v in held]
         if self.parse is not None and not _refused(c):
             around = sentence.replace(c, " ")  # the rest of the sentence may name the slot: "switched gyms, ..."
-            facts = reslot(keyed(facts, c, self.parse), c, set(mine)) if facts else \
-                tied(strip_lead(c), self.parse, c, around)
+            facts = by_history(reslot(keyed(facts, c, self.parse), c, set(mine)), strip_lead(c), held) if facts \
+                else tied(strip_lead(c), self.parse, c, around, held)
         facts = shortened(with_kind(facts, c, set(mine)), mine)
         facts = self.recall.unify(entry, who, facts)
         out = []

@@ -46,7 +46,7 @@ _REPLACE = [
                rf"(?P<old>{_V}) for (?P<new>(?-i:[A-Z]){_V}){_END}", re.IGNORECASE),
 ]
 _BACK = re.compile(
-    rf"{_LEAD}(?:i'?m |we'?re |i |we )?(?:'ve |have )?(?:moved |went |gone |come |came |am |are |now )?"
+    rf"{_LEAD}(?:i'?m |we'?re |i'?ve |we'?ve |i |we )?(?:'ve |have )?(?:moved |went |gone |come |came |am |are |now )?"
     rf"(?:back (?:to|on|in|at|into|with)|boomeranged back to|rejoined|returned to|re-?joined) (?:the |my |a )?"
     rf"(?P<new>{_V}){_END}",
     re.IGNORECASE,
@@ -56,7 +56,8 @@ _CLOSE = [
                rf"sold|gave away|gave up|quit|stopped|stopped taking|left|ended|closed|deleted|unsubscribed from|"
                rf"came off|come off|weaned off|got off) "
                rf"(?:my |our |the |a |an )?(?P<old>{_V}){_END}", re.IGNORECASE),
-    re.compile(rf"{_LEAD}(?:my |our |poor |little |old )*(?P<old>(?:[a-z]+ ){{0,2}}[a-z]+) (?:has |had )?"
+    re.compile(rf"{_LEAD}(?:my |our |poor |little |old |sadly |unfortunately |so sad,? |rip |r\.i\.p\.? )*"
+               rf"(?P<old>(?:[a-z]+ ){{0,2}}[a-z]+) (?:has |had )?"
                rf"(?:died|passed away|passed|ran away|is gone|was put down|crossed the rainbow bridge)\b",
                re.IGNORECASE),
     re.compile(rf"{_LEAD}i(?:'m| am) not (?:doing |on |into |using |with |at )?(?:the |a |an )?(?P<old>{_V}) "
@@ -71,6 +72,7 @@ _CLOSE = [
                rf"officially |well and truly )?(?:done|over|finished|a thing of the past)(?: for (?:me|us))?"
                rf"(?: now)?{_END}", re.IGNORECASE),
     re.compile(r"\b(?P<old>[a-z]+)[- ]free\b", re.IGNORECASE),
+    re.compile(r"\bnon-?(?P<old>smoker|drinker|vaper|driver|member)\b", re.IGNORECASE),  # "officially a non-smoker"
     re.compile(rf"\b(?:took|taken|take|got|get|came|come|went|weaned|been) (?:me |us |myself )?off (?:the |my |of )?"
                rf"(?P<old>{_V}){_END}", re.IGNORECASE),
     re.compile(rf"(?:^|[.,;!] ?){_LEAD}no more (?P<old>[a-z][\w+' -]{{1,30}}?){_END}", re.IGNORECASE),
@@ -168,4 +170,9 @@ def slot_name(words: str) -> str:
     w = re.sub(r"\s+(?:these days|now|at the moment|currently|lately)$", "", w)
     w = re.sub(r"\bfavou?rite\b|\bfave?\b", "favorite", w)
     w = " ".join(singular(x) for x in w.split())
-    return re.sub(r"[^a-z0-9]+", "_", w).strip("_")[:40] or "thing"
+    w = re.sub(r"[^a-z0-9]+", "_", w).strip("_")[:40] or "thing"
+    return _SAME_SLOT.get(w, w)
+
+
+# one slot said two ways: "my new GP is Dr Hughes" replaces "my doctor is Dr Patel"
+_SAME_SLOT = {"gp": "doctor", "general_practitioner": "doctor", "family_doctor": "doctor"}

@@ -126,5 +126,24 @@ def stated(clause: str) -> list[Fact]:
     return out
 
 
+_BARE_MAKE = re.compile(r"\b(?:the|our) (?:brand )?new (?P<v>(?-i:[A-Z][a-z]+|[A-Z]{2,3}))"
+                        r"(?=\s*(?:[,.;!?]|$)|\s+(?:is|was|has|had|'s|needs|drives|goes|does|gets|handles|feels|"
+                        r"runs|charges|arrived|came)\b)")
+
+
+def the_new(clause: str, held: set[str] | frozenset[str]) -> list[Fact]:
+    """ "the new Polestar is so quiet", "our new Yaris": the user's car (or phone) when the user has one
+    already (``held``: the user's one-valued slots) and this clause names a new one; a bare make counts
+    ("the new Tesla"). Without a car of the user's on record "the new Tesla" may be news, so nothing."""
+    out: list[Fact] = []
+    for slot, _value, many, start, _end in find(clause):
+        if slot in held and re.search(r"\b(?:the|our) (?:brand )?new $", clause[:start], re.IGNORECASE):
+            out.append((slot, _value, "profile", many, 0.75, False))
+    if not out and "car" in held and (m := _BARE_MAKE.search(clause)) and re.fullmatch(
+            rf"(?:{_CAR_MAKE})", m.group("v"), re.IGNORECASE):
+        out.append(("car", m.group("v"), "profile", False, 0.7, False))
+    return out
+
+
 _AND = re.compile(r"^\s*(?:,|,? and|&|\+)\s*(?:a |an |the |my )?$", re.IGNORECASE)
 _SWAP_VERB_ALONE = re.compile(r"(?:switched|went|changed|upgraded) (?:from )?", re.IGNORECASE)

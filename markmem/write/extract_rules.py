@@ -181,6 +181,11 @@ RULES: list[Rule] = [
     (_r(rf"(?:{_I}(?:(?:'m| am) {_A}|(?:'ve| have)? {_A}(?:went|gone|turned|become|became|been) {_A})|^{_A}(?:went|gone|turned|became) )(?P<v>freelance|self-employed|self employed)\b"), "employer", "profile", False, 0.8),  # noqa: E501
     (_r(rf"(?:{_I}(?:'ve| have)? {_A}|^{_A})(?P<v>(?:set up|started|went out|gone out|branched out) on (?:my|our) own|(?:am |'m |'ve been |have been |started )?(?:working|work) for myself|(?:went|gone) solo)\b"), "self_employed", "profile", False, 0.8),  # noqa: E501
     (_r(rf"{_WE}(?:'ve| have)? {_A}(?:started|set up|launched|opened|founded|run|own|have|got|'ve got|have got)(?: up)? (?:my|our) (?:very )?own (?P<v>(?:[\w-]+ ){{0,3}}?(?:business|company|firm|shop|studio|agency|practice|consultancy|bakery|caf[eé]|salon|food truck|truck|restaurant|stall|brand|label|clinic|garage|bar|pub))\b"), "own_business", "profile", False, 0.8),  # noqa: E501
+    # work said by what the user does for whom, now: "doing data entry for the NHS now", "I'm doing IT support
+    # for a law firm these days" (the open path read it as a hobby); not "doing a favour for Tom now"
+    (_r(rf"(?:^|{_I}(?:'m| am)? )(?:now |currently |mostly )?doing (?P<v>(?!(?:a|an|the|my|some|(?-i:it)|that|this|well|ok|okay|good|great|fine|nothing|something|anything|lots|loads|much|more|stuff|bits)\b)[a-z][a-z-]*(?: [a-z][a-z-]*)?) for (?:the |a |an |(?:a )?(?:couple of|few|some) )?(?:[\w&'-]+ ){{0,3}}(?:now|these days|nowadays|at the moment|full[- ]time|part[- ]time)\b"), "job", "profile", False, 0.75),  # noqa: E501
+    # "I've got a membership at Anytime Fitness", "I'm a member at David Lloyd": a gym-like club, by its name
+    (_r(r"\b(?:membership|(?:a |paying )?member) (?:at|with) (?:the )?(?P<v>(?-i:[A-Z])[\w&'-]*(?: (?-i:[A-Z])[\w&'-]*){0,2})"), "gym", "profile", False, 0.75),  # noqa: E501
     # food
     (_r(rf"{_I}(?:'m| am|'ve been| have been|'ve become| have become| became| become| went| turned| go| eat| started eating|'ve gone| have gone|'ve turned| have turned|'m going| am going) {_A}(?:a |an |fully |strictly |mostly |100% )*(?P<v>{DIETS})\b"), "diet", "profile", False, 0.9),  # noqa: E501
     (_r(r"\bi(?:'ve| have)? (?:no longer eat|don't eat|do not eat|stopped eating|gave up|cut out|quit eating|"
@@ -331,7 +336,9 @@ HEDGE = _r(
     r"thinking about|thinking of|considering|i suppose|apparently)\b"
 )
 SKIP = _r(
-    r"\b(?:used to|would like|'d like|'d love|would love|would be|'d be|if i|if we|when i was|when we were|"
+    # "used to" is the past, not "still getting used to it", "I'm used to the cold" (getting / being used to)
+    r"\b(?:(?<!getting )(?<!get )(?<!got )(?<!'m )(?<!am )(?<!'re )(?<!are )used to|"
+    r"would like|'d like|'d love|would love|would be|'d be|if i|if we|when i was|when we were|"
     r"as a kid|as a child|growing up|wish i|wish we|wished i|hope to|hoping to|want to|wanna|going to|gonna|"
     r"plan to|planning to|about to|someday|one day|in the future|what if|how about|"
     r"next (?:week|month|year|summer|winter|spring|"

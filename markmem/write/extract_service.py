@@ -92,10 +92,15 @@ def _prototypes() -> tuple[Any, list[str], Any] | None:
         return _table["v"]  # type: ignore[no-any-return]
 
 
-def tied(clause: str, parse: Callable[[str], Any], said: str = "", around: str = "") -> list[Open]:
+def tied(clause: str, parse: Callable[[str], Any], said: str = "", around: str = "",
+         held: Held = ()) -> list[Open]:
     """The service or employer a first-person clause ties the user to, from the parse (``said``:
     the clause before its lead words were stripped, "these days I'm at ..."; ``around``: the rest of
-    its sentence, which may name the service the clause does not: "switched gyms, I go to PureGym now")."""
+    its sentence, which may name the service the clause does not: "switched gyms, I go to PureGym now";
+    ``held``: the user's earlier one-valued facts, (slot, value): "went over to Octopus" after "my energy
+    supplier is British Gas" is the one service slot the user has)."""
+    if (m := _ACCOUNT.search(clause)) and (m.group(2) or "bank" in dict(held) or _MONEY.search(around)):
+        return [("bank", m.group(1), "profile", False, 0.75, False)]  # "opened a Chase account"
     if not may_tie(clause):
         return []
     doc = parse(clause)
@@ -108,6 +113,8 @@ def tied(clause: str, parse: Callable[[str], Any], said: str = "", around: str =
                 or org.i == org.sent.start:
             continue  # a name: capitalised inside the clause ("switched to Three"), or "giffgaff"-like
         name = _name(org)
+        if any(c.dep_ == "case" for c in org.children):
+            continue  # "went over to Sarah's": a visit
         if prep.lower_ == "for" and root.tag_ in ("VBP", "VBZ", "VBG") and root.lower_ not in _NOT_WORK:
             return [("employer", name, "profile", False, 0.75, False)]
         if prep.lower_ == "at" and root.lemma_ == "be" and (_lasting(root) or _NOWADAYS.search(said)):
@@ -117,10 +124,85 @@ def tied(clause: str, parse: Callable[[str], Any], said: str = "", around: str =
         if job and prep.lower_ in ("with", "at", "for"):  # "been with Siemens for 8 years as an electrician"
             return [("employer", name, "profile", False, 0.75, False), ("job", job, "profile", False, 0.75, False)]
         slot = service_slot(clause) or (service_slot(around) if around.strip(" ,.;") else None) \
-            or _said_slot(name, clause)
+            or _said_slot(name, clause) or (_only_service(held) if _switching(root) else None)
         if slot:
             return [(slot, name, "profile", False, 0.75, False)]
     return []
+
+
+Held = "list[tuple[str, str]] | tuple[()]"
+SERVICES = frozenset(PROTOTYPES) | {"internet_provider"}
+# "opened a Chase account", "got a Nationwide current account": a bank when the account is one (or the
+# user already has a bank, or the sentence speaks of money: "my salary goes in there now")
+_ACCOUNT = re.compile(r"\b(?:opened|opening|open|got|set up|switched to|moved to|went with)\s+(?:a|an|my)\s+"
+                      r"(?:new\s+)?((?:[A-Z][\w&'-]*|[a-z]+[A-Z]\w*)(?: [A-Z][\w&'-]*)?)\s+"
+                      r"(?:(current|savings|bank|joint)\s+)?account\b")
+_MONEY = re.compile(r"\b(?:salary|wages|pay|paid|savings|money|direct debits?|bills|overdraft)\b", re.IGNORECASE)
+_SWITCH = frozenset("switch switched switching port ported swap swapped".split())  # the parse has no lemmas
+_OVER = frozenset("go goes went gone going move moves moved moving change changed changing".split())
+
+
+def _switching(root: Any) -> bool:
+    """ "switched to Octopus", "went over to Smarty", "moved over to Monzo": the user changed provider
+    (not "went to Sarah's", not "moved to Leeds": those have no "over")."""
+    return root.lower_ in _SWITCH or (
+        root.lower_ in _OVER and any(c.dep_ == "prt" and c.lower_ == "over"
+                                                                 for c in root.children))
+
+
+def _only_service(held: Any) -> str | None:
+    """The one service slot the user has told of, else None (two: which one is unknown)."""
+    slots = {p for p, _v in held if p in SERVICES}
+    return next(iter(slots)) if len(slots) == 1 else None
+
+
+_LOOSE = frozenset({"lives_in", "partner", "employer"})
+_WITH_ME = re.compile(r"^(?:i'm|i am|we're|we are|i've been|we've been|im)\s+(?:now\s+)?with\s+", re.IGNORECASE)
+_COUPLE = re.compile(r"\b(?:dating|together|seeing|married|engaged|love|boyfriend|girlfriend|husband|wife|partner|"
+                     r"relationship|moved in)\b", re.IGNORECASE)
+
+
+_KINDS = ("a person, first name, boyfriend, girlfriend, partner",
+          "a company, brand, provider, network, bank, supplier")
+ORG_MARGIN = 0.08  # a company's name is nearer the company text by this much (names: <= 0.01 on a sample)
+
+
+def org_name(name: str) -> bool:
+    """Whether a bare name reads as a company's rather than a person's ("Nationwide", "Vodafone", "Barclays"
+    vs "Priya", "Dan"), by the shipped model2vec model; False without it."""
+    with _lock:
+        if "kinds" not in _table:
+            embedder = shipped_embedder()
+            _table["kinds"] = None if embedder is None else (embedder, embedder.embed(list(_KINDS)))
+        kinds = _table["kinds"]
+    if kinds is None:
+        return False
+    embedder, table = kinds
+    person, org = (table @ embedder.embed([name])[0]).tolist()
+    return bool(org - person >= ORG_MARGIN)
+
+
+def by_history(facts: list[Open], clause: str, held: Any) -> list[Open]:
+    """A value the user earlier gave a service slot is that service again ("moved back to Octopus after
+    EDF hiked the price" is no home: Octopus was the user's energy supplier), and "I'm with Nationwide
+    these days" after "my bank is Halifax" is the bank, not a partner (the user's one service slot; not
+    when the user has told of a partner, or the clause speaks of a couple)."""
+    if not held:
+        return facts
+    was = {v.casefold(): p for p, v in held if p in SERVICES}
+    own = {p for p, _v in held}
+    out: list[Open] = []
+    for f in facts:
+        p, v, _k, _mu, conf, neg = f
+        if p in _LOOSE and not neg:
+            slot = was.get(v.casefold())
+            if slot is None and p == "partner" and "partner" not in own and _WITH_ME.match(clause) \
+                    and not _COUPLE.search(clause) and org_name(v):
+                slot = _only_service(held)
+            if slot is not None:
+                f = (slot, v, "profile", False, conf, neg)
+        out.append(f)
+    return out
 
 
 _SLOT_WORDS = {"energy_supplier": "energy|electricity|gas and electric(?:ity)?", "gym": "gym",
@@ -153,10 +235,13 @@ def reslot(facts: list[Open], clause: str, known: frozenset[str] | set[str] = fr
     for p, v, k, mu, conf, neg in facts:
         if p == "partner" and not neg and re.search(rf"\bwith {re.escape(v)}\b", clause):
             slot = service_slot(clause)
-            if slot or _ORGISH.match(v) or not _PERSONISH.match(v):
+            if slot or _ORGISH.match(v) or not _PERSONISH.match(v) or org_name(v):
                 if slot:
                     out.append((slot, v, "profile", False, conf, neg))
                 continue
+        elif p == "employer" and not neg and _GYM_NAME.search(v) and not _AT_WORK.search(clause):
+            out.append(("gym", v, "profile", False, conf, neg))  # "joined The Gym Group instead": no job there
+            continue
         elif p == "hobby" and not neg and (m := _FOR_NAME.search(v)):  # "doing deliveries for DHL"
             out.append(("employer", m.group(1), "profile", False, conf, neg))
             continue
@@ -168,6 +253,9 @@ def reslot(facts: list[Open], clause: str, known: frozenset[str] | set[str] = fr
     return out
 
 
+_GYM_NAME = re.compile(r"\b(?:gym|fitness)\b", re.IGNORECASE)
+_AT_WORK = re.compile(r"\b(?:work|working|works|worked|job|hired|role|position|shifts?|staff|team|manager|trainer|"
+                      r"instructor|receptionist|colleagues?)\b", re.IGNORECASE)
 _NOWADAYS = re.compile(r"\b(?:these days|nowadays|currently)\b", re.IGNORECASE)
 _LASTING = frozenset("now nowadays currently since".split())
 
