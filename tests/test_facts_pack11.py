@@ -32,6 +32,10 @@ SCENARIOS: dict[str, list[Turn]] = {
     "bank": [("user", "2025-03-03T09:00:00Z", "which bank should i switch to"),
              ("assistant", "2025-03-03T09:00:01Z", "Have you considered Monzo? Starling is also popular."),
              ("user", "2025-03-06T09:00:00Z", "opened a Chase bank account yesterday, moving my salary over")],
+    # no claim in either user turn, so the order below is fusion's (the bank's statement became a claim: h-ledger8)
+    "pool": [("user", "2025-03-03T09:00:00Z", "which pool should i swim at"),
+             ("assistant", "2025-03-03T09:00:01Z", "The lido is lovely in summer."),
+             ("user", "2025-03-06T09:00:00Z", "tried the leisure centre pool yesterday, lanes were empty")],
 }
 
 
@@ -72,8 +76,10 @@ def test_an_as_of_search_before_the_end_still_holds_the_old_value(mem: Memory) -
 def test_a_first_hit_that_only_asks_gives_way_to_a_statement(mem: Memory) -> None:
     hits = mem.search("Which bank does the user use?", user_id="bank", top_k=5)
     assert "Chase" in hits[0].text
-    bare = mem.search("bank switch", user_id="bank", top_k=5)  # not a question about the user: fusion's order
-    assert "switch to" in bare[0].text
+    asked = mem.search("Which pool does the user swim at?", user_id="pool", top_k=5)
+    assert "leisure centre" in asked[0].text
+    bare = mem.search("pool swim", user_id="pool", top_k=5)  # not a question about the user: fusion's order
+    assert "should i swim" in bare[0].text
 
 
 @pytest.mark.parametrize(("text", "gone"), [
