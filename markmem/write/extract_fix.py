@@ -34,8 +34,9 @@ CUE = re.compile(
     r"(?:got|had) (?:that|it|this) wrong|i was wrong|did i (?:say|write|type)|"
     # h-correct2: "wrong, it's Altrincham", "that was wrong, it's on Sunday", "I told you Yaris, it's ...",
     # "it's spelled Kaitlyn", "John, with an h"
-    r"^\W*(?:(?:no|nope|sorry|oh|ugh|hmm+)\W+)*(?:that'?s |that was |that is )?wrong|(?:that'?s|that was|that is) wrong|"
-    r"(?:told|gave) you (?:the wrong \w+|[\w'-]+(?=,| earlier| before| but))|spel(?:led|t|ling)|(?<=\w, )with an? [a-z](?=\W|$)|"
+    r"^\W*(?:(?:no|nope|sorry|oh|ugh|hmm+)\W+)*(?:that'?s |that was |that is )?wrong|"
+    r"(?:that'?s|that was|that is) wrong|(?:told|gave) you (?:the wrong \w+|[\w'-]+(?=,| earlier| before| but))|"
+    r"spel(?:led|t|ling)|(?<=\w, )with an? [a-z](?=\W|$)|"
     # a mid-turn "actually" ("his name is Peanut actually, Nibbles was ..."): only with the old value named
     r"(?P<soft>(?<=\w )actually)|"
     r"(?P<weak>oops|whoops|my bad|no no|^\W*(?:(?:hmm+|umm*|uh+|ah+|er+|well|oh)\W+)*no(?=\s*[,!.]|\s+wait\b)|"

@@ -25,8 +25,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..model import Candidate, RawEntry
-from .extract_fix import CUE, aligned, contrasted
-from .extract_recall import _days_before
+from .extract_fix import contrasted
 from .extract_shift import shifted
 
 # verbs whose negation or use tells of an ending, not of a lasting state (lemma class)
@@ -51,8 +50,6 @@ def settle(entry: RawEntry, turn: list[Candidate], parse: Callable[[str], Any] |
         olds = {(old or "").casefold() for _f, _new, old in fixes}
         turn = [c for c in turn if c.value.casefold() not in olds]  # "..., not Galway" says no Galway
         turn = recall.fixed(entry, fixes, turn)
-    if mine and not fixes:
-        turn = _named_later(entry, turn, facts, parse, recall)
     turn = ended_states(turn, parse)
     if mine:  # after the ended states: an end read by extract_shift only closes
         more = shifted(entry, turn, facts, parse)
@@ -101,19 +98,6 @@ def repaired(content: str, turn: list[Candidate]) -> list[Candidate]:
 
 
 _REPAIR_HINT = re.compile(r"(?i)\b(?:no wait|sorry|i mean|i meant|well|rather)\b")
-
-
-def _named_later(entry: RawEntry, turn: list[Candidate], facts: list[Any], parse: Callable[[str], Any] | None,
-                 recall: Any) -> list[Candidate]:
-    """ "just realised I told you Yaris, it's a Toyota Aygo" days later: a correction that names the value
-    it corrects reaches back past the conversation (the extractor's own alignment looks a day back)."""
-    since = [f for f in facts if f.said < _days_before(entry.when, 1)]
-    if not since or not CUE.search(entry.content) or any(f.said >= _days_before(entry.when, 1) for f in facts):
-        return turn
-    low = set(re.findall(r"[\w']+", entry.content.casefold()))
-    named = [f for f in since if f.value.strip() and set(re.findall(r"[\w']+", f.value.casefold().rsplit(" named ", 1)[-1])) <= low]
-    fixes = aligned(entry.content, named, parse) if named else []
-    return recall.fixed(entry, fixes, turn) if fixes else turn
 
 
 def ended_states(turn: Sequence[Candidate], parse: Callable[[str], Any] | None) -> list[Candidate]:
