@@ -15,6 +15,10 @@ Two rules, both over candidates the extractor already made:
   violin"), the others are restated with a text that no longer names it ("I play piano"): the old
   claim is closed and superseded by the same value with the narrowed text (:func:`without`), so the
   ledger never shows the ended value as current beside the one that stays.
+
+It also settles corrections the clauses misread (h-correct2): a repair inside one turn ("Monday, no wait,
+Tuesday") keeps only the repaired value (:func:`repaired`), a correction word is no value ("sorry
+misspoke"), and "Y, not X" corrects a third party's X as well as the user's own.
 """
 
 from __future__ import annotations
