@@ -32,6 +32,13 @@ CUE = re.compile(
     r"\b(?:i meant|meant to say|mis-?spoke|misspeak|mis-?typed|typo|auto-?correct(?:ed)?|correction|correct myself|"
     r"(?:let me|to) correct|scratch that|i said|mixed (?:it|them) up|mixing (?:it|them) up|not what i meant|"
     r"(?:got|had) (?:that|it|this) wrong|i was wrong|did i (?:say|write|type)|"
+    # h-correct2: "wrong, it's Altrincham", "that was wrong, it's on Sunday", "I told you Yaris, it's ...",
+    # "it's spelled Kaitlyn", "John, with an h"
+    r"^\W*(?:(?:no|nope|sorry|oh|ugh|hmm+)\W+)*(?:that'?s |that was |that is )?wrong|"
+    r"(?:that'?s|that was|that is) wrong|(?:told|gave) you (?:the wrong \w+|[\w'-]+(?=,| earlier| before| but))|"
+    r"spel(?:led|t|ling)|(?<=\w, )with an? [a-z](?=\W|$)|"
+    # a mid-turn "actually" ("his name is Peanut actually, Nibbles was ..."): only with the old value named
+    r"(?P<soft>(?<=\w )actually)|"
     r"(?P<weak>oops|whoops|my bad|no no|^\W*(?:(?:hmm+|umm*|uh+|ah+|er+|well|oh)\W+)*no(?=\s*[,!.]|\s+wait\b)|"
     r"(?P<lead>^\W*(?:(?:hmm+|umm*|uh+|ah+|er+|well|oh|no|ugh)\W+)*(?:sorry|wait|hang on|hold on|actually))))\b",
     re.IGNORECASE)
@@ -90,15 +97,36 @@ def aligned(turn: str, facts: Sequence[Fact], parse: Callable[[str], Any] | None
     if cue is not None and cue.group("lead") and len(_WORD.findall(turn)) > _SHORT:
         return []
     low = set(_WORD.findall(turn.casefold()))
-    named = [f for f in facts if set(_WORD.findall(f.value.casefold())) <= low and f.value.strip()]
+    named = [f for f in facts if set(_WORD.findall(_name_part(f.value))) <= low and f.value.strip()]
+    cues = list(CUE.finditer(turn))
+    soft = bool(cues) and all(m.group("soft") for m in cues)
+    if soft and not named:
+        return []
     # "oops"/"my bad" alone: only a value of the same shape
-    strong = cue is None or cue.group("weak") is None or bool(named) or bool(_RESTATED.match(turn))
+    # (any strong cue of the turn: "sorry misspoke, she's called Mango" is strong by its "misspoke")
+    strong = not soft and (cue is None or any(m.group("weak") is None for m in cues) or bool(named) or bool(
+        _RESTATED.match(turn)))
     rest = turn[cue.end():] if cue is not None else turn[star.start():].replace("*", "") if star else ""
+    if any(_confirmed(turn, f.value) for f in named):  # "did I say Unilever? yes, Unilever": no correction
+        return []
     for fact in reversed(named[-3:] or facts[-3:]):
         new = _new_value(turn.replace("*", " "), fact, parse if strong else None, rest)
         if new:
+            new = (new[0].strip(".,!?;: "), new[1])  # "wrong, it's Altrincham." holds no full stop
             return [(f, *new) for f in facts if f.value.casefold() == fact.value.casefold()]
     return []
+
+
+def _name_part(value: str) -> str:
+    """ "hamster named Nibbles" -> "nibbles": the words a turn names the fact by."""
+    return value.casefold().rsplit(" named ", 1)[-1]
+
+
+def _confirmed(turn: str, value: str) -> bool:
+    """The turn affirms the value it names: "yes, Unilever", "Monday is right", "yep it's Monday"."""
+    v = re.escape(value.strip())
+    return bool(v) and re.search(rf"\b(?:yes|yep|yeah|definitely)\W+(?:it'?s\s+|it is\s+)?{v}\b|\b{v}\s+(?:is|was)\s+"
+                                 rf"(?:right|correct)\b", turn, re.IGNORECASE) is not None
 
 
 def _new_value(turn: str, fact: Fact, parse: Callable[[str], Any] | None, rest: str = ""
@@ -110,18 +138,22 @@ def _new_value(turn: str, fact: Fact, parse: Callable[[str], Any] | None, rest: 
         found = [v for v in shaped
                  if not set(_WORD.findall(v.casefold())) <= said and v.casefold() not in _NOT_VALUES]
         if len(found) == 1:
-            return found[0], next(iter(shaped_values(fact.value, kind)), None)
+            named = fact.value.rsplit(" named ", 1)[-1] if " named " in fact.value else None  # "hamster named X"
+            return found[0], next(iter(shaped_values(fact.value, kind)), named)
         if kind != "name" or found:
             return None
     if parse is None or not fact.text:
         return None
-    value_words = set(_WORD.findall(fact.value.casefold()))
+    # "parrot named Kiwi": the name is the value's word to align, not the kind
+    value_words = set(_WORD.findall(_name_part(fact.value)))
     anchor = next((t for t in parse(fact.text) if t.lower_ in value_words and t.pos_ in _CONTENT), None)
     if anchor is None:
         return None
     doc = parse(turn)
     fresh = [t for t in doc if _class(t.pos_) == _class(anchor.pos_) and t.lower_ not in said
              and t.lower_ not in _NOT_VALUES and len(t.text) > 1 and not CUE.fullmatch(t.text)]
+    if anchor.text[:1].isupper():  # a name replaces a name: "she's called Mango" before "my friend's bird"
+        fresh = [t for t in fresh if t.text[:1].isupper()] or fresh
     best = [t for t in fresh if t.dep_ == anchor.dep_] or fresh
     if not best:
         return None

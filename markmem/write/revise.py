@@ -15,6 +15,10 @@ Two rules, both over candidates the extractor already made:
   violin"), the others are restated with a text that no longer names it ("I play piano"): the old
   claim is closed and superseded by the same value with the narrowed text (:func:`without`), so the
   ledger never shows the ended value as current beside the one that stays.
+
+It also settles corrections the clauses misread (h-correct2): a repair inside one turn ("Monday, no wait,
+Tuesday") keeps only the repaired value (:func:`repaired`), a correction word is no value ("sorry
+misspoke"), and "Y, not X" corrects a third party's X as well as the user's own.
 """
 
 from __future__ import annotations
@@ -40,8 +44,15 @@ def settle(entry: RawEntry, turn: list[Candidate], parse: Callable[[str], Any] |
     facts = recall.own(entry)  # before this turn's own facts are remembered
     recall.remember_all(entry, turn)
     mine = not entry.speaker or entry.speaker.casefold() == entry.user_id  # another speaker corrects nothing of mine
-    fixes = contrasted(entry.content, facts, parse) if mine else []
+    cued = {c.text for c in turn if _CUE_ONLY.fullmatch(c.value)}  # "sorry misspoke" names no pet (nor ends one)
+    turn = [c for c in turn if not (c.text in cued and (c.negated or _CUE_ONLY.fullmatch(c.value)))]
+    turn = repaired(entry.content, turn)
+    # the people the user spoke of lately too: "my sister's in Cork, not Galway"
+    others = [r for r in recall.lately(entry) if r.said < entry.when and r not in facts] if mine else []
+    fixes = contrasted(entry.content, facts + others, parse) if mine else []
     if fixes:
+        olds = {(old or "").casefold() for _f, _new, old in fixes}
+        turn = [c for c in turn if c.value.casefold() not in olds]  # "..., not Galway" says no Galway
         turn = recall.fixed(entry, fixes, turn)
     turn = ended_states(turn, parse)
     if mine:  # after the ended states: an end read by extract_shift only closes
@@ -49,6 +60,48 @@ def settle(entry: RawEntry, turn: list[Candidate], parse: Callable[[str], Any] |
         recall.remember_all(entry, more[len(turn):])
         turn = more
     return turn
+
+
+_CUE_ONLY = re.compile(r"(?i)mis-?spoke|misspeak|mis-?typed|typo|auto-?correct(?:ed)?|correction|oops|whoops")
+# a repair inside one turn: "Monday, no wait, Tuesday", "Brighton, well Hove actually", "Rolo, sorry I mean
+# Rollo", "Tesco - sorry, Sainsbury's": the word after the repair takes the said word's place
+_REPAIR = (r"(?P<old>{old})\s*(?:,|\u2014|\u2013|-|\.\.\.)\s*(?:(?:no|er+|um+|uh+|oh)\W+)*"
+           r"(?i:no wait|wait|sorry|i mean|i meant|well|or rather|rather)(?:\W+(?i:i mean|i meant|no|it'?s))?\W+"
+           r"(?:(?:a|an|the)\s+)?(?P<new>(?:[A-Z][\w'&-]*(?:\s+[A-Z][\w'&-]*)*)|\d[\d:.]*|\w+days?)(?![\w'])")
+
+
+def repaired(content: str, turn: list[Candidate]) -> list[Candidate]:
+    """Each candidate whose value the same turn repaired ("my gym session is Monday, no wait, Tuesday")
+    holds the repaired word in its place; the candidate of the repaired word itself, if any, is kept."""
+    if not turn or not _REPAIR_HINT.search(content):
+        return turn
+    out: list[Candidate] = []
+    for c in turn:
+        words = c.value.split()
+        m = None
+        if words and not c.negated:
+            old = re.escape(words[-1])
+            m = re.search(_REPAIR.format(old=old), content, re.IGNORECASE if words[-1][:1].islower() else 0)
+        if m is None or m.group("new").casefold() == m.group("old").casefold():
+            out.append(c)
+            continue
+        new = m.group("new")
+        value = c.value[: len(c.value) - len(words[-1])] + new
+        # the text says the repaired clause only: "I work at Sainsbury's", not "I work at Tesco - sorry, ..."
+        fixed = content[:m.start()] + new + content[m.end():]
+        text = next((p for p in re.split(r"(?<=[.!?])\s+", fixed) if new in p), fixed).strip()[:300]
+        out.append(replace(c, value=value, text=text))
+    seen: set[tuple[str, str, str, bool]] = set()
+    kept = []
+    for c in out:  # "I work at Tesco - sorry, Sainsbury's": the repaired claim and the clause's own are one
+        key = (c.subject, c.predicate, c.value.casefold(), c.negated)
+        if key not in seen:
+            seen.add(key)
+            kept.append(c)
+    return kept
+
+
+_REPAIR_HINT = re.compile(r"(?i)\b(?:no wait|sorry|i mean|i meant|well|rather)\b")
 
 
 def ended_states(turn: Sequence[Candidate], parse: Callable[[str], Any] | None) -> list[Candidate]:
