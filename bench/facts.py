@@ -26,7 +26,9 @@ Scenario format (one JSON object per line)::
                  "at": null | "ISO time", "kind": "current" | "as_of"}]}
 
 ``category``: move, job, correction, negation, temporary, future, third_party, hypothetical, repeat,
-paraphrase, long_gap, multi_value, two_facts, change_back, cross_user, assistant, open_slot, routine, provider, family.
+paraphrase, long_gap, multi_value, two_facts, change_back, cross_user, assistant, open_slot, routine, provider, family
+(the blind sets' kinds); tuning sets add their own (passing, best_turn, no_correction: a turn that looks like a
+correction and must change nothing, ...).
 User ids carry the scenario id, so scenarios never see each other. ``expect``: acceptable values (any
 one); empty means "nothing about this should be current" (a negation with no new value). ``stale``:
 values that must not be shown as current. ``at``: evaluate as of that time (temporary, future-dated
