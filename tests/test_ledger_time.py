@@ -42,6 +42,16 @@ def test_a_gerund_after_a_comma_is_a_second_fact() -> None:
     assert job.value == "lab manager" and job.text == "working as a lab manager"
 
 
+def test_a_split_keeps_the_leading_phrase_that_bounds_a_stay() -> None:
+    # the gerund split once dropped the leading "for": "the summer I'm staying ..." lost its bound
+    turns = extract_turns([("2026-01-20T19:40:00Z", "I live in Athens, work in tourism"),
+                           ("2026-06-25T12:05:00Z",
+                            "for the summer I'm staying at my aunt's in Crete, working remotely")])
+    stay = _one(turns[1], "staying_in")
+    assert "Crete" in stay.value and stay.text.startswith("for the summer")
+    assert stay.valid_until and stay.valid_until.startswith("2026-09-01")
+
+
 @pytest.mark.parametrize("text,end", [
     ("spending october at my parents' place in Dublin", "2025-11-01"),
     ("we're spending the summer in Cork", "2025-09-01"),

@@ -122,8 +122,9 @@ def _split_cached(splitter: SpacySplitter, text: str) -> tuple[str, ...]:
     for head, span in zip(heads, spans, strict=False):
         idx = sorted(span)
         tokens = [doc[i] for i in idx]
-        while tokens and (tokens[0].dep_ in _DROP_LEAD or tokens[0].is_punct) and tokens[0].i != head.i:
-            tokens.pop(0)
+        while tokens and (tokens[0].dep_ in _DROP_LEAD or tokens[0].is_punct) and tokens[0].i != head.i \
+                and not (tokens[0].dep_ == "prep" and any(c.i in span for c in tokens[0].children)):
+            tokens.pop(0)  # a preposition with its object stays: "for the summer I'm in Crete", "in March I ..."
         while tokens and tokens[-1].is_punct:
             tokens.pop()
         if not tokens:
