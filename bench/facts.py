@@ -65,7 +65,7 @@ Default settings (``markmem.Memory(path)``: default PII gate, extractor, backgro
 run of turns with one user and one occurred_at is one ``add()``. Timings are of a machine with 2 cores
 shared with other jobs: compare runs on the same machine only.
 
-    PYTHONPATH=. python bench/facts.py [--set blind|blind2|blind3|tune..tune19|check7..check19|both|all]
+    PYTHONPATH=. python bench/facts.py [--set blind|blind2|blind3|tune..tune22|check7..check22|both|all]
                                        [--show-failures]
                                        [--json] [--limit N] [--work DIR]
                                        [--override pii_policy=tag]   (not for the targets)
@@ -124,11 +124,17 @@ SETS = {"blind": DATA / "facts_blind.jsonl", "blind2": DATA / "facts_blind2.json
         "tune18": DATA / "facts_tune18.jsonl",  # tune18: the pack's first line, stale and multi-value lines (h-stale5)
         "check18": DATA / "facts_check18.jsonl",  # check18: tune18's held-out twin
         "tune19": DATA / "facts_tune19.jsonl",  # tune19: corrections of every wording (h-correct2), for tuning
-        "check19": DATA / "facts_check19.jsonl"}  # check19: tune19's held-out twin
+        "check19": DATA / "facts_check19.jsonl",  # check19: tune19's held-out twin
+        "tune20": DATA / "facts_tune20.jsonl",  # tune20: future, temporary, routine and hedged changes (h-time3)
+        "check20": DATA / "facts_check20.jsonl",  # check20: tune20's held-out twin
+        "tune21": DATA / "facts_tune21.jsonl",  # tune21: stale lines in the top 5 and the current first line (h-stale6)
+        "check21": DATA / "facts_check21.jsonl",  # check21: tune21's held-out twin
+        "tune22": DATA / "facts_tune22.jsonl",  # tune22: old value as current, passing mentions, spoken corrections (h-ledger9)
+        "check22": DATA / "facts_check22.jsonl"}  # check22: tune22's held-out twin
 # never tuned on: their failures are never printed
 BLIND = frozenset({"blind", "blind2", "blind3", "check7", "check8", "check9", "check10", "check11", "check12",
                    "check13", "check14", "check15", "check16", "check17", "check18",
-                   "check19"})
+                   "check19", "check20", "check21", "check22"})
 METRICS = ("ledger", "pack1", "json1", "current1", "stale5", "asof5", "latest1")
 # the blind set's first run, before any tuning (bench/results/facts-first-run.md): every run prints it
 FIRST_RUN = ("blind set, first run before any tuning (a88e42d, 2026-12-01, default settings): ledger-current 35.5%, "
