@@ -48,8 +48,11 @@ def settle(entry: RawEntry, turn: list[Candidate], parse: Callable[[str], Any] |
     turn = [c for c in turn if not (c.text in cued and (c.negated or _CUE_ONLY.fullmatch(c.value)))]
     turn = repaired(entry.content, turn)
     # the people the user spoke of lately too: "my sister's in Cork, not Galway"
-    others = [r for r in recall.lately(entry) if r.said < entry.when and r not in facts] if mine else []
-    fixes = contrasted(entry.content, facts + others, parse) if mine else []
+    # (only when contrasted can read a "not"; Recent is frozen, so a set tests "not in facts" alike)
+    may = mine and parse is not None and " not " in f" {entry.content.casefold()} "
+    held = set(facts) if may else set()
+    others = [r for r in recall.lately(entry) if r.said < entry.when and r not in held] if may else []
+    fixes = contrasted(entry.content, facts + others, parse) if may else []
     if fixes:
         olds = {(old or "").casefold() for _f, _new, old in fixes}
         turn = [c for c in turn if c.value.casefold() not in olds]  # "..., not Galway" says no Galway
