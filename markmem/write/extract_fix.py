@@ -185,13 +185,18 @@ _NOMINAL = frozenset({"NOUN", "PROPN", "NUM", "ADJ"})
 _FUNCTION = frozenset({"PRON", "AUX", "ADP", "CCONJ", "SCONJ", "DET", "PART", "PUNCT", "ADV", "INTJ", "SPACE"})
 
 
+def may_contrast(turn: str, parse: Callable[[str], Any] | None) -> bool:
+    """Whether :func:`contrasted` can find anything in ``turn`` (a caller skips gathering its facts if not)."""
+    return parse is not None and " not " in f" {turn.casefold()} "
+
+
 def contrasted(turn: str, facts: Sequence[Fact], parse: Callable[[str], Any] | None
                ) -> list[tuple[Fact, str, str | None]]:
     """ "I'm at KPMG, not Deloitte", "Porto not Lisbon", "it's a Fabia not an Octavia": a value, a
     ``neg`` and the value it replaces, read from the parse (the words around "not", not a phrase
     list). When the replaced value is one the user gave (any time before), the new one takes its
     place in that fact's slot, as a correction: [(fact, new, old)] like :func:`aligned`."""
-    if parse is None or not facts or " not " not in f" {turn.casefold()} ":
+    if not facts or not may_contrast(turn, parse):
         return []
     doc = parse(turn[:600])
     for neg in (t for t in doc if t.dep_ == "neg" and t.lower_ == "not"):

@@ -233,7 +233,8 @@ class Recall:
         """Facts said in one clause with a fact that now ends, and naming its value, end with it: "I'm
         married to Tom" (partner, marital_status) when Tom is gone; "I'm a copywriter at Inkwell" (job,
         employer) when Inkwell is. A slot this turn restates stays as the turn says."""
-        recent = [r for r in self._recent.get(entry.user_id, []) if r.said < entry.when]
+        when = entry.when  # a property: read once, not per remembered fact
+        recent = [r for r in self._recent.get(entry.user_id, []) if r.said < when]
         restated = {(c.subject, c.predicate) for c in cands}
         out: list[Candidate] = []
         done: set[tuple[str, str, str]] = set()
@@ -266,7 +267,8 @@ class Recall:
 
     def own(self, entry: RawEntry) -> list[Recent]:
         """The user's own facts remembered before this turn, oldest first."""
-        return [r for r in self._recent.get(entry.user_id, []) if r.subject == entry.user_id and r.said < entry.when]
+        user, when = entry.user_id, entry.when
+        return [r for r in self._recent.get(entry.user_id, []) if r.subject == user and r.said < when]
 
     def lately(self, entry: RawEntry, terse: bool = False) -> list[Recent]:
         """The facts the user gave in this conversation (said within a day before this turn), oldest
@@ -278,7 +280,8 @@ class Recall:
         last = self._turns.get(entry.user_id)
         if terse and last is not None and last < since and any(r.said == last for r in recent):
             since = last
-        return [r for r in recent if since <= r.said <= entry.when]
+        when = entry.when
+        return [r for r in recent if since <= r.said <= when]
 
     def trimmed(self, entry: RawEntry, turn: list[Candidate]) -> list[Candidate]:
         """ "got a Corsa last week, the Fiesta failed its MOT": a claim's text is its clause, so a
@@ -335,8 +338,9 @@ class Recall:
 
     def remember_all(self, entry: RawEntry, cands: list[Candidate]) -> None:
         """Remember this turn's candidates not remembered yet (the members a coordination added)."""
+        when = entry.when
         have = {(r.subject, r.predicate, r.value.casefold()) for r in self._recent.get(entry.user_id, [])
-                if r.said == entry.when}
+                if r.said == when}
         for c in cands:
             if (c.subject, c.predicate, c.value.casefold()) not in have:
                 have.add((c.subject, c.predicate, c.value.casefold()))

@@ -29,7 +29,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..model import Candidate, RawEntry
-from .extract_fix import contrasted
+from .extract_fix import contrasted, may_contrast
 from .extract_shift import shifted
 
 # verbs whose negation or use tells of an ending, not of a lasting state (lemma class)
@@ -48,8 +48,8 @@ def settle(entry: RawEntry, turn: list[Candidate], parse: Callable[[str], Any] |
     turn = [c for c in turn if not (c.text in cued and (c.negated or _CUE_ONLY.fullmatch(c.value)))]
     turn = repaired(entry.content, turn)
     # the people the user spoke of lately too: "my sister's in Cork, not Galway"
-    # (only when contrasted can read a "not"; Recent is frozen, so a set tests "not in facts" alike)
-    may = mine and parse is not None and " not " in f" {entry.content.casefold()} "
+    # (only when contrasted can read the turn; Recent is frozen, so a set tests "not in facts" alike)
+    may = mine and may_contrast(entry.content, parse)
     held = set(facts) if may else set()
     others = [r for r in recall.lately(entry) if r.said < entry.when and r not in held] if may else []
     fixes = contrasted(entry.content, facts + others, parse) if may else []
