@@ -117,7 +117,7 @@ def compare(a: Path, b: Path) -> int:
             print(f"same    {fa.name} ({len(la)} lines)")
         else:
             bad += 1
-            differ = sum(1 for x, y in zip(la, lb) if x != y) + abs(len(la) - len(lb))
+            differ = sum(1 for x, y in zip(la, lb, strict=False) if x != y) + abs(len(la) - len(lb))
             print(f"DIFFERS {fa.name} ({differ} of {len(la)}/{len(lb)} lines)")  # no content: sets may be held out
     print("IDENTICAL" if not bad else f"{bad} file(s) differ")
     return 1 if bad else 0
