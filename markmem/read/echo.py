@@ -18,6 +18,7 @@ claim's subject or a transcript speaker is never a value to mark (it names a per
 from __future__ import annotations
 
 import re
+import sys
 from bisect import bisect_right
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -55,7 +56,12 @@ def ledger(cache: Cache, user_id: str, book: claimbook.Book | None) -> list[dict
             r["_refs"] = [str(x).rsplit("#", 1)[-1] for x in refs]
             r["_closers"] = [str(x).rsplit("#", 1)[-1] for x in closed]
             r["_terms"] = terms(str(r.get("value") or ""))
+        if book is not None and len(fresh) == len(rows):  # a fresh process reads the book back with these
+            claimbook.save_ready(cache, user_id, book, READY_KEYS, sys.modules[__name__])
     return rows
+
+
+READY_KEYS = ("_refs", "_closers", "_terms")  # what ``ledger`` adds to each row, in that order
 
 
 def active(row: Mapping[str, Any], at: str) -> bool:
