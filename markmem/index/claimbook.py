@@ -192,8 +192,9 @@ def save_ready(cache: Cache, user_id: str, book: Book, keys: tuple[str, ...], by
             return
         _READY.add(key)
     fields = (*NAMES, *keys)
+    same: dict[Any, Any] = {}  # equal strings and tuples saved once (marshal then refers to the first)
     try:
-        rows = {cid: {k: row[k] for k in fields} for cid, row in book.by_id.items()}
+        rows = {cid: {k: _shared(row[k], same) for k in fields} for cid, row in book.by_id.items()}
         citing = {rid: [rows[r["id"]] for r in cited] for rid, cited in book.citing.items()}
     except KeyError:  # a row without a field: not ready
         return
@@ -203,6 +204,15 @@ def save_ready(cache: Cache, user_id: str, book: Book, keys: tuple[str, ...], by
         savefile.write(path, KIND, head)
     except ValueError:  # a value marshal cannot hold: the plain file stays
         return
+
+
+def _shared(value: Any, same: dict[Any, Any]) -> Any:
+    """``value`` with its equal strings and tuples (a list's too) replaced by the first one seen."""
+    if isinstance(value, (str, tuple)):
+        return same.setdefault(value, value)
+    if isinstance(value, list):
+        return [_shared(v, same) for v in value]
+    return value
 
 
 def _ready(now: Stamp, head: dict[str, Any]) -> Book | None:

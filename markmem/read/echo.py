@@ -56,7 +56,8 @@ def ledger(cache: Cache, user_id: str, book: claimbook.Book | None) -> list[dict
             r["_refs"] = [str(x).rsplit("#", 1)[-1] for x in refs]
             r["_closers"] = [str(x).rsplit("#", 1)[-1] for x in closed]
             r["_terms"] = terms(str(r.get("value") or ""))
-        if book is not None and len(fresh) == len(rows):  # a fresh process reads the book back with these
+        if cache is not None and isinstance(book, claimbook.Book) and len(fresh) == len(rows):
+            # saved with these fields: the next fresh process reads them back instead of parsing again
             claimbook.save_ready(cache, user_id, book, READY_KEYS, sys.modules[__name__])
     return rows
 
