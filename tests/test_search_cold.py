@@ -230,6 +230,10 @@ def test_the_ready_book_is_the_annotated_one_sql_gives(repo: Path, monkeypatch: 
     assert got.citing == built.citing and got.citing.keys() == built.citing.keys()
     assert all(r is got.by_id[r["id"]] for rows in got.citing.values() for r in rows)
     assert echo.ledger(cache, "alice", got) == ledger
+    kept = got.__dict__.get("_echo_state")  # the ledger's state, saved with the book: the one computed
+    assert kept is not None and echo._plain(kept) == echo._plain(built.__dict__["_echo_state"])
+    at = kept.lo or "2000-01-01"
+    assert echo.state(ledger, at, got) is kept and echo._plain(kept) == echo._plain(echo.state(ledger, at, None))
     assert claimbook._read_saved(cache, "alice", (now[0], now[1], now[2] + 1)) is None  # another stamp
     with monkeypatch.context() as patch:  # saved by other code of the annotating module: never used
         patch.setattr(savefile, "code_tag", lambda *mods: 7)

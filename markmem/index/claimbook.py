@@ -20,6 +20,7 @@ import re
 import sys
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
@@ -43,6 +44,7 @@ class Book:
     stamp: Stamp
     by_id: dict[str, dict[str, Any]] = field(default_factory=dict)
     citing: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # raw id -> claims, rowid order
+    extra: dict[str, Any] = field(default_factory=dict)  # what a reader saved with a ready book (``save_ready``)
 
     def cite(self, turn_id: str) -> list[dict[str, Any]]:
         return self.citing.get(turn_id, [])
@@ -182,9 +184,11 @@ _READY: set[tuple[str, str]] = set()  # (cache file, user): saved ready once by 
 NAMES = tuple(re.findall(r" AS (\w+)", COLS))  # the columns of a row, in order
 
 
-def save_ready(cache: Cache, user_id: str, book: Book, keys: tuple[str, ...], by: ModuleType) -> None:
+def save_ready(cache: Cache, user_id: str, book: Book, keys: tuple[str, ...], by: ModuleType,
+               extra: Callable[[], dict[str, Any]] | None = None) -> None:
     """Save ``book`` with the fields ``keys`` that the module ``by`` added to every row (once per
-    process and user, as ``_write_saved``); nothing when a row lacks one."""
+    process and user, as ``_write_saved``); nothing when a row lacks one. ``extra``: called when the
+    file is written, for more of ``by``'s state (marshal-able values), read back as ``Book.extra``."""
     path = savefile.path_of(cache.path, user_id, KIND) if SAVE else None
     key = (str(cache.path), user_id)
     with _LOCK:
@@ -199,7 +203,7 @@ def save_ready(cache: Cache, user_id: str, book: Book, keys: tuple[str, ...], by
     except KeyError:  # a row without a field: not ready
         return
     head = {"tag": savefile.code_tag(sys.modules[__name__], by), "ready": by.__name__, "user": user_id,
-            "stamp": list(book.stamp), "by_id": rows, "citing": citing}
+            "stamp": list(book.stamp), "by_id": rows, "citing": citing, "extra": extra() if extra else {}}
     try:
         savefile.write(path, KIND, head)
     except ValueError:  # a value marshal cannot hold: the plain file stays
@@ -220,10 +224,10 @@ def _ready(now: Stamp, head: dict[str, Any]) -> Book | None:
     by = sys.modules.get(name) if name.startswith("markmem.") else None
     if by is None or head["tag"] != savefile.code_tag(sys.modules[__name__], by):
         return None
-    by_id, citing = head["by_id"], head["citing"]
-    if not isinstance(by_id, dict) or not isinstance(citing, dict):
+    by_id, citing, extra = head["by_id"], head["citing"], head["extra"]
+    if not isinstance(by_id, dict) or not isinstance(citing, dict) or not isinstance(extra, dict):
         return None
-    return Book(now, by_id, citing)
+    return Book(now, by_id, citing, extra)
 
 
 def _book(now: Stamp, rows: list[dict[str, Any]]) -> Book:

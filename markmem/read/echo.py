@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from ..ids import now
 from ..index import claimbook
 from ..index.cache import Cache
 from ..write.extract_topic import on_topic, topic_words
@@ -57,8 +58,13 @@ def ledger(cache: Cache, user_id: str, book: claimbook.Book | None) -> list[dict
             r["_closers"] = [str(x).rsplit("#", 1)[-1] for x in closed]
             r["_terms"] = terms(str(r.get("value") or ""))
         if cache is not None and isinstance(book, claimbook.Book) and len(fresh) == len(rows):
-            # saved with these fields: the next fresh process reads them back instead of parsing again
-            claimbook.save_ready(cache, user_id, book, READY_KEYS, sys.modules[__name__])
+            # saved with these fields (and the state now): the next fresh process reads them back
+            claimbook.save_ready(cache, user_id, book, READY_KEYS, sys.modules[__name__],
+                                 lambda: {"echo_state": _plain(state(rows, now(), book))})
+    elif isinstance(book, claimbook.Book) and "echo_state" in book.extra:
+        kept_state = _state_of(book.extra.pop("echo_state"))  # as saved with the ready book
+        if kept_state is not None and getattr(book, "_echo_state", None) is None:
+            book._echo_state = kept_state  # type: ignore[attr-defined]  # state() checks its window
     return rows
 
 
@@ -124,6 +130,22 @@ class State:
     subjects: set[str]
     lo: str
     hi: str | None
+
+
+def _plain(got: State) -> dict[str, Any]:
+    """A state's fields (marshal-able), to save with a ready book."""
+    return {"cited": got.cited, "closed": got.closed, "subjects": got.subjects, "lo": got.lo, "hi": got.hi}
+
+
+def _state_of(saved: Any) -> State | None:
+    """The state ``_plain`` saved, or None when it is not of that shape."""
+    try:
+        got = State(saved["cited"], saved["closed"], saved["subjects"], saved["lo"], saved["hi"])
+    except (KeyError, TypeError):
+        return None
+    ok = isinstance(got.cited, set) and isinstance(got.closed, dict) and isinstance(got.subjects, set) \
+        and isinstance(got.lo, str) and (got.hi is None or isinstance(got.hi, str))
+    return got if ok else None
 
 
 def state(ledger: list[dict[str, Any]], at: str, book: claimbook.Book | None) -> State:
