@@ -196,27 +196,19 @@ def save_ready(cache: Cache, user_id: str, book: Book, keys: tuple[str, ...], by
             return
         _READY.add(key)
     fields = (*NAMES, *keys)
-    same: dict[Any, Any] = {}  # equal strings and tuples saved once (marshal then refers to the first)
-    try:
-        rows = {cid: {k: _shared(row[k], same) for k in fields} for cid, row in book.by_id.items()}
-        citing = {rid: [rows[r["id"]] for r in cited] for rid, cited in book.citing.items()}
-    except KeyError:  # a row without a field: not ready
-        return
+    rows, citing = book.by_id, book.citing
+    if not all(tuple(row) == fields for row in rows.values()):  # saved as they are when they hold just these
+        try:
+            rows = {cid: {k: row[k] for k in fields} for cid, row in book.by_id.items()}
+            citing = {rid: [rows[r["id"]] for r in cited] for rid, cited in book.citing.items()}
+        except KeyError:  # a row without a field: not ready
+            return
     head = {"tag": savefile.code_tag(sys.modules[__name__], by), "ready": by.__name__, "user": user_id,
             "stamp": list(book.stamp), "by_id": rows, "citing": citing, "extra": extra() if extra else {}}
     try:
         savefile.write(path, KIND, head)
     except ValueError:  # a value marshal cannot hold: the plain file stays
         return
-
-
-def _shared(value: Any, same: dict[Any, Any]) -> Any:
-    """``value`` with its equal strings and tuples (a list's too) replaced by the first one seen."""
-    if isinstance(value, (str, tuple)):
-        return same.setdefault(value, value)
-    if isinstance(value, list):
-        return [_shared(v, same) for v in value]
-    return value
 
 
 def _ready(now: Stamp, head: dict[str, Any]) -> Book | None:
