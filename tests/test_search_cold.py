@@ -211,8 +211,9 @@ def test_the_saved_claim_book_is_the_one_sql_reads(repo: Path, monkeypatch: pyte
 def test_the_ready_book_is_the_annotated_one_sql_gives(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Once ``read.echo.ledger`` has added its fields to every row, the book is saved ready: a fresh
     process reads back the same rows (keys in the same order), the same ``citing`` (holding the very
-    row objects of ``by_id``) and the same ledger, and searches as a process that read SQL."""
-    from markmem.read import echo
+    row objects of ``by_id``), the same ledger, its state and the claims' predicates, and searches as
+    a process that read SQL."""
+    from markmem.read import echo, turnmarks
 
     m = open_mem(repo)
     truth = rebuilt(m, monkeypatch)
@@ -222,7 +223,7 @@ def test_the_ready_book_is_the_annotated_one_sql_gives(repo: Path, monkeypatch: 
     assert built is not None and built.by_id
     ledger = echo.ledger(cache, "alice", built)  # annotates every row, then saves the book ready
     head = savefile.read(saved(repo, "alice", "book"), claimbook.KIND)
-    assert head is not None and head[0]["ready"] == "markmem.read.echo"
+    assert head is not None and head[0]["ready"] == ["markmem.read.echo", "markmem.read.turnmarks"]
     fresh_process()
     got = claimbook._read_saved(cache, "alice", now)
     assert got is not None and got.stamp == now
@@ -234,6 +235,8 @@ def test_the_ready_book_is_the_annotated_one_sql_gives(repo: Path, monkeypatch: 
     assert kept is not None and echo._plain(kept) == echo._plain(built.__dict__["_echo_state"])
     at = kept.lo or "2000-01-01"
     assert echo.state(ledger, at, got) is kept and echo._plain(kept) == echo._plain(echo.state(ledger, at, None))
+    assert got.__dict__.get("_echo_preds") == turnmarks.predicates(cache, "alice", None)  # saved with it too
+    assert turnmarks.predicates(cache, "alice", got) is got.__dict__["_echo_preds"]
     assert claimbook._read_saved(cache, "alice", (now[0], now[1], now[2] + 1)) is None  # another stamp
     with monkeypatch.context() as patch:  # saved by other code of the annotating module: never used
         patch.setattr(savefile, "code_tag", lambda *mods: 7)

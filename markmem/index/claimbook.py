@@ -179,16 +179,16 @@ def _write_saved(cache: Cache, user_id: str, now: Stamp, names: list[str], value
 # saved as it then stands: the row dicts (the columns, then the reader's ``keys``, in that order) and
 # ``citing`` holding the same dicts (``marshal`` keeps shared objects shared), so ``marshal.loads``
 # gives the book, rows and index at once. Used at the same stamp as a plain file, and only while the
-# reader's module is imported with the source it was saved by (the tag covers both modules).
+# reader's modules are imported with the source they were saved by (the tag covers them all).
 _READY: set[tuple[str, str]] = set()  # (cache file, user): saved ready once by this process
 NAMES = tuple(re.findall(r" AS (\w+)", COLS))  # the columns of a row, in order
 
 
-def save_ready(cache: Cache, user_id: str, book: Book, keys: tuple[str, ...], by: ModuleType,
+def save_ready(cache: Cache, user_id: str, book: Book, keys: tuple[str, ...], by: tuple[ModuleType, ...],
                extra: Callable[[], dict[str, Any]] | None = None) -> None:
-    """Save ``book`` with the fields ``keys`` that the module ``by`` added to every row (once per
+    """Save ``book`` with the fields ``keys`` that the modules ``by`` added to every row (once per
     process and user, as ``_write_saved``); nothing when a row lacks one. ``extra``: called when the
-    file is written, for more of ``by``'s state (marshal-able values), read back as ``Book.extra``."""
+    file is written, for more of their state (marshal-able values), read back as ``Book.extra``."""
     path = savefile.path_of(cache.path, user_id, KIND) if SAVE else None
     key = (str(cache.path), user_id)
     with _LOCK:
@@ -203,7 +203,7 @@ def save_ready(cache: Cache, user_id: str, book: Book, keys: tuple[str, ...], by
             citing = {rid: [rows[r["id"]] for r in cited] for rid, cited in book.citing.items()}
         except KeyError:  # a row without a field: not ready
             return
-    head = {"tag": savefile.code_tag(sys.modules[__name__], by), "ready": by.__name__, "user": user_id,
+    head = {"tag": savefile.code_tag(sys.modules[__name__], *by), "ready": [m.__name__ for m in by], "user": user_id,
             "stamp": list(book.stamp), "by_id": rows, "citing": citing, "extra": extra() if extra else {}}
     try:
         savefile.write(path, KIND, head)
@@ -212,10 +212,9 @@ def save_ready(cache: Cache, user_id: str, book: Book, keys: tuple[str, ...], by
 
 
 def _ready(now: Stamp, head: dict[str, Any]) -> Book | None:
-    name = str(head["ready"])
-    by = sys.modules.get(name) if name.startswith("markmem.") else None
-    if by is None or head["tag"] != savefile.code_tag(sys.modules[__name__], by):
-        return None
+    by = [sys.modules.get(name) if str(name).startswith("markmem.") else None for name in head["ready"]]
+    if any(m is None for m in by) or head["tag"] != savefile.code_tag(sys.modules[__name__], *by):
+        return None  # saved by a module not imported now, or by other code
     by_id, citing, extra = head["by_id"], head["citing"], head["extra"]
     if not isinstance(by_id, dict) or not isinstance(citing, dict) or not isinstance(extra, dict):
         return None

@@ -59,13 +59,31 @@ def ledger(cache: Cache, user_id: str, book: claimbook.Book | None) -> list[dict
             r["_terms"] = terms(str(r.get("value") or ""))
         if cache is not None and isinstance(book, claimbook.Book) and len(fresh) == len(rows):
             # saved with these fields (and the state now): the next fresh process reads them back
-            claimbook.save_ready(cache, user_id, book, READY_KEYS, sys.modules[__name__],
-                                 lambda: {"echo_state": _plain(state(rows, now(), book))})
-    elif isinstance(book, claimbook.Book) and "echo_state" in book.extra:
-        kept_state = _state_of(book.extra.pop("echo_state"))  # as saved with the ready book
-        if kept_state is not None and getattr(book, "_echo_state", None) is None:
-            book._echo_state = kept_state  # type: ignore[attr-defined]  # state() checks its window
+            _save_ready(cache, user_id, book, rows)
+    elif isinstance(book, claimbook.Book) and book.extra:
+        _restore(book)
     return rows
+
+
+def _save_ready(cache: Cache, user_id: str, book: claimbook.Book, rows: list[dict[str, Any]]) -> None:
+    """The book saved ready (``claimbook.save_ready``) with, computed when the file is written (as the
+    search about to use them would), the ledger's state now and ``read.turnmarks.predicates``."""
+    from . import turnmarks  # imports this module: both are loaded by the time a search asks
+
+    def extra() -> dict[str, Any]:
+        return {"echo_state": _plain(state(rows, now(), book)), "preds": turnmarks.predicates(cache, user_id, book)}
+
+    claimbook.save_ready(cache, user_id, book, READY_KEYS, (sys.modules[__name__], turnmarks), extra)
+
+
+def _restore(book: claimbook.Book) -> None:
+    """What ``_save_ready`` saved, kept on ``book`` as ``state`` and ``turnmarks.predicates`` keep it."""
+    kept_state = _state_of(book.extra.pop("echo_state", None))
+    if kept_state is not None and getattr(book, "_echo_state", None) is None:
+        book._echo_state = kept_state  # type: ignore[attr-defined]  # state() checks its window
+    preds = book.extra.pop("preds", None)
+    if isinstance(preds, dict) and getattr(book, "_echo_preds", None) is None:
+        book._echo_preds = preds  # type: ignore[attr-defined]
 
 
 READY_KEYS = ("_refs", "_closers", "_terms")  # what ``ledger`` adds to each row, in that order
