@@ -208,6 +208,45 @@ def test_the_saved_claim_book_is_the_one_sql_reads(repo: Path, monkeypatch: pyte
     m.close()
 
 
+def test_the_ready_book_is_the_annotated_one_sql_gives(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Once ``read.echo.ledger`` has added its fields to every row, the book is saved ready: a fresh
+    process reads back the same rows (keys in the same order), the same ``citing`` (holding the very
+    row objects of ``by_id``), the same ledger, its state and the claims' predicates, and searches as
+    a process that read SQL."""
+    from markmem.read import echo, turnmarks
+
+    m = open_mem(repo)
+    truth = rebuilt(m, monkeypatch)
+    cache = m.context.cache.user("alice")
+    now = claimbook.stamp(cache, "alice")
+    built = claimbook.book(cache, "alice", now)
+    assert built is not None and built.by_id
+    ledger = echo.ledger(cache, "alice", built)  # annotates every row, then saves the book ready
+    head = savefile.read(saved(repo, "alice", "book"), claimbook.KIND)
+    assert head is not None and head[0]["ready"] == ["markmem.read.echo", "markmem.read.turnmarks"]
+    fresh_process()
+    got = claimbook._read_saved(cache, "alice", now)
+    assert got is not None and got.stamp == now
+    assert [list(r.items()) for r in got.by_id.values()] == [list(r.items()) for r in built.by_id.values()]
+    assert got.citing == built.citing and got.citing.keys() == built.citing.keys()
+    assert all(r is got.by_id[r["id"]] for rows in got.citing.values() for r in rows)
+    assert echo.ledger(cache, "alice", got) == ledger
+    kept = got.__dict__.get("_echo_state")  # the ledger's state, saved with the book: the one computed
+    assert kept is not None and echo._plain(kept) == echo._plain(built.__dict__["_echo_state"])
+    at = kept.lo or "2000-01-01"
+    assert echo.state(ledger, at, got) is kept and echo._plain(kept) == echo._plain(echo.state(ledger, at, None))
+    assert got.__dict__.get("_echo_preds") == turnmarks.predicates(cache, "alice", None)  # saved with it too
+    assert turnmarks.predicates(cache, "alice", got) is got.__dict__["_echo_preds"]
+    assert claimbook._read_saved(cache, "alice", (now[0], now[1], now[2] + 1)) is None  # another stamp
+    with monkeypatch.context() as patch:  # saved by other code of the annotating module: never used
+        patch.setattr(savefile, "code_tag", lambda *mods: 7)
+        assert claimbook._read_saved(cache, "alice", now) is None
+    assert results(m) == truth
+    fresh_process()
+    assert results(m) == truth  # this one read the ready file
+    m.close()
+
+
 def test_a_stale_file_is_never_used(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     m = open_mem(repo)
     results(m)

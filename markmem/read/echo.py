@@ -18,12 +18,14 @@ claim's subject or a transcript speaker is never a value to mark (it names a per
 from __future__ import annotations
 
 import re
+import sys
 from bisect import bisect_right
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from ..ids import now
 from ..index import claimbook
 from ..index.cache import Cache
 from ..write.extract_topic import on_topic, topic_words
@@ -55,7 +57,36 @@ def ledger(cache: Cache, user_id: str, book: claimbook.Book | None) -> list[dict
             r["_refs"] = [str(x).rsplit("#", 1)[-1] for x in refs]
             r["_closers"] = [str(x).rsplit("#", 1)[-1] for x in closed]
             r["_terms"] = terms(str(r.get("value") or ""))
+        if cache is not None and isinstance(book, claimbook.Book) and len(fresh) == len(rows):
+            # saved with these fields (and the state now): the next fresh process reads them back
+            _save_ready(cache, user_id, book, rows)
+    elif isinstance(book, claimbook.Book) and book.extra:
+        _restore(book)
     return rows
+
+
+def _save_ready(cache: Cache, user_id: str, book: claimbook.Book, rows: list[dict[str, Any]]) -> None:
+    """The book saved ready (``claimbook.save_ready``) with, computed when the file is written (as the
+    search about to use them would), the ledger's state now and ``read.turnmarks.predicates``."""
+    from . import turnmarks  # imports this module: both are loaded by the time a search asks
+
+    def extra() -> dict[str, Any]:
+        return {"echo_state": _plain(state(rows, now(), book)), "preds": turnmarks.predicates(cache, user_id, book)}
+
+    claimbook.save_ready(cache, user_id, book, READY_KEYS, (sys.modules[__name__], turnmarks), extra)
+
+
+def _restore(book: claimbook.Book) -> None:
+    """What ``_save_ready`` saved, kept on ``book`` as ``state`` and ``turnmarks.predicates`` keep it."""
+    kept_state = _state_of(book.extra.pop("echo_state", None))
+    if kept_state is not None and getattr(book, "_echo_state", None) is None:
+        book._echo_state = kept_state  # type: ignore[attr-defined]  # state() checks its window
+    preds = book.extra.pop("preds", None)
+    if isinstance(preds, dict) and getattr(book, "_echo_preds", None) is None:
+        book._echo_preds = preds  # type: ignore[attr-defined]
+
+
+READY_KEYS = ("_refs", "_closers", "_terms")  # what ``ledger`` adds to each row, in that order
 
 
 def active(row: Mapping[str, Any], at: str) -> bool:
@@ -117,6 +148,22 @@ class State:
     subjects: set[str]
     lo: str
     hi: str | None
+
+
+def _plain(got: State) -> dict[str, Any]:
+    """A state's fields (marshal-able), to save with a ready book."""
+    return {"cited": got.cited, "closed": got.closed, "subjects": got.subjects, "lo": got.lo, "hi": got.hi}
+
+
+def _state_of(saved: Any) -> State | None:
+    """The state ``_plain`` saved, or None when it is not of that shape."""
+    try:
+        got = State(saved["cited"], saved["closed"], saved["subjects"], saved["lo"], saved["hi"])
+    except (KeyError, TypeError):
+        return None
+    ok = isinstance(got.cited, set) and isinstance(got.closed, dict) and isinstance(got.subjects, set) \
+        and isinstance(got.lo, str) and (got.hi is None or isinstance(got.hi, str))
+    return got if ok else None
 
 
 def state(ledger: list[dict[str, Any]], at: str, book: claimbook.Book | None) -> State:
