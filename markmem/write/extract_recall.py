@@ -170,8 +170,42 @@ class Recall:
         of that slot's shape ("home's Utrecht these days" after "i live in zwolle"): the slot's new value
         (see :mod:`.extract_topic`)."""
         recent = self._recent.get(entry.user_id, [])
-        if not recent or _NOT_MINE_NOW.search(clause) or _KINS_OWN.search(clause):
+        if not recent or _KINS_OWN.search(clause):
             return []  # "my sister's husband is Ivan": the sister's, not the user's partner
+        # the whole clause, else (a routine's day or time only) its first comma segment: "gym on tuesdays now,
+        # mondays were too busy" (spaCy makes "gym" the subject of "were": one clause)
+        parts = [clause] + ([clause.split(",")[0]] if "," in clause else [])
+        for i, part in enumerate(parts):
+            if _NOT_MINE_NOW.search(part):
+                continue
+            cand = self._topical(entry, who, part, part if i else text, start, recent, i > 0) \
+                or self._moved_routine(entry, who, part, part if i else text, start, recent)
+            if cand is not None:
+                self.remember(entry, cand)
+                return [cand]
+        return []
+
+    def _moved_routine(self, entry: RawEntry, who: str, clause: str, text: str, start: str | None,
+                       recent: list[Recent]) -> Candidate | None:
+        """ "from february the league moves us to fridays": a routine moved to a new day or time, with no
+        word of the routine's own, is the user's only routine of that shape (none, or two: no claim)."""
+        m = _MOVED_TO.search(clause)
+        if not m:
+            return None
+        kind = "time" if SHAPES_TIME.search(m.group("to")) else "day"
+        slots = {r.predicate: r for r in recent if r.subject == who and not r.multi
+                 and r.predicate.startswith("routine") and shape(r.value, r.predicate) == kind}
+        if len(slots) != 1:
+            return None
+        r = next(iter(slots.values()))
+        found = [v for v in shaped_values(m.group("to"), kind) if norm_value(v) not in norm_value(r.value)]
+        if len(found) != 1:
+            return None
+        return Candidate(entry.id, who, r.predicate, replace_value(r.value, found[0], None), text, 0.6, type=r.type,
+                         valid_from=start)
+
+    def _topical(self, entry: RawEntry, who: str, clause: str, text: str, start: str | None, recent: list[Recent],
+                 when_only: bool) -> Candidate | None:
         words = set(re.findall(r"[a-z']+", clause.casefold()))
         seen: set[str] = set()
         for r in reversed(recent):
@@ -179,7 +213,8 @@ class Recall:
                 continue
             seen.add(r.predicate)
             kind = shape(r.value, r.predicate)
-            if not kind or not on_topic(words, topic_words(r.predicate)):
+            if not kind or (when_only and kind not in ("time", "day")) or \
+                    not on_topic(words, topic_words(r.predicate) | _routine_words(r)):
                 continue
             if r.predicate == "lives_in" and tech_talk(clause):
                 continue  # "moved over to Brave browser": no new home
@@ -190,10 +225,8 @@ class Recall:
             if len(found) != 1:
                 continue
             value = replace_value(r.value, found[0], None) if kind in ("time", "day") else found[0]
-            cand = Candidate(entry.id, who, r.predicate, value, text, 0.7, type=r.type, valid_from=start)
-            self.remember(entry, cand)
-            return [cand]
-        return []
+            return Candidate(entry.id, who, r.predicate, value, text, 0.7, type=r.type, valid_from=start)
+        return None
 
     def role_ended(self, entry: RawEntry, cands: list[Candidate], text: str) -> list[Candidate]:
         """A new or ended employer ends the job the user named with the old one ("I'm a data analyst
@@ -359,6 +392,25 @@ _KINS_OWN = re.compile(rf"\b(?:my|our) (?:[a-z]+ )?{KIN_WORD}'s\b", re.IGNORECAS
 _NOT_MINE_NOW = re.compile(r"\b(?:you|your|he|she|they|his|her|their|lived|worked|was|were|did|used to|studied|"
                            r"would|could|might|if|when i was|(?:my|our) (?:old|former|previous|ex))\b",
                            re.IGNORECASE)  # "my old boss at Siemens called": a passing mention of the past
+
+
+_MOVED_TO = re.compile(r"\b(?:moved?|moving|moves|switch(?:ed|es|ing)?|push(?:ed|es|ing)?|chang(?:ed|es|ing)|"
+                       r"shift(?:ed|s|ing)?|bump(?:ed|s|ing)?|reschedul(?:ed|es|ing)|brought forward) "
+                       r"(?:\w+ )?to (?P<to>(?:(?:mon|tues|wednes|thurs|fri|satur|sun)days?|"
+                       r"\d{1,2}(?::\d\d)?\s*(?:am|pm))\b)",
+                       re.IGNORECASE)
+SHAPES_TIME = re.compile(r"\d")
+_ROUTINE_NOUN = re.compile(r"\b([a-z]{4,})\s+(?:lessons?|class(?:es)?|practice|sessions?|training|club|group|"
+                           r"appointments?)\b", re.IGNORECASE)
+_NOT_ROUTINE_NOUN = frozenset("have with every each weekly my the our this that some".split())
+
+
+def _routine_words(r: Recent) -> frozenset[str]:
+    """A routine's own noun in the sentence that gave it ("I have piano lessons at 5pm" made
+    ``routine_lessons``): "piano got pushed to 6pm" is on its topic too."""
+    if not r.predicate.startswith("routine"):
+        return frozenset()
+    return frozenset(w.casefold() for w in _ROUTINE_NOUN.findall(r.text) if w.casefold() not in _NOT_ROUTINE_NOUN)
 
 
 def _ended(recent: list[Recent], cands: list[Candidate]) -> list[Recent]:

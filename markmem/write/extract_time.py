@@ -1,12 +1,16 @@
 """When a clause's fact holds: future-dated changes and temporary states, resolved against the turn.
 
 * A **future-dated change** ("from next month I'll work at Ostara", "starting in March I'm moving
-  to Lyon") is rewritten to the plain statement ("I work at Ostara") and starts at the resolved
-  date: :func:`scheduled` returns ``(clause, start)``. A plan without a date ("I'll move to Oslo
-  someday") is not a fact: the extractor skips it.
+  to Lyon", "come september I'm at Durham", "picking up my new Niro on the 3rd of april", a change
+  done to the user: "they're transferring me to the Birmingham office from 1 july") is rewritten to
+  the plain statement ("I work at Ostara", "I moved to the Birmingham office") and starts at the
+  resolved date: :func:`scheduled` returns ``(clause, start)``. A plan without a date ("I'll move
+  to Oslo someday") is not a fact: the extractor skips it.
 * A **temporary state** ("this week I'm in Lisbon", "I'm staying with my parents until Sunday",
-  "for the summer I'm working at the café") holds from the turn until the period ends:
-  :func:`temporary` returns ``(clause, end)``. It does not close the lasting fact.
+  "for the summer I'm working at the café", "spending october at my parents' place in Dublin",
+  "for a fortnight", and a visit under way: "I'm in Paris at the moment", a capitalised place only)
+  holds from the turn until the period ends: :func:`temporary` returns ``(clause, end)``. It does
+  not close the lasting fact.
 
 Dates go through dateparser (``languages=["en"]``: language detection alone costs ~2 s, and a
 named language ~1 ms), relative to the turn's time and preferring the future. dateparser has no
@@ -38,7 +42,8 @@ _DATE = (
     rf"(?:the )?end of (?:the |this )?(?:year|month)|"
     rf"in {_NUM} {_UNIT}|{_NUM} {_UNIT} from now|(?:this )?(?:coming )?{_DAY}|"
     rf"(?:in |early |late |mid[- ]?)?{_MONTH}(?: \d{{1,2}}(?:st|nd|rd|th)?)?(?:,? \d{{4}})?|"
-    rf"the \d{{1,2}}(?:st|nd|rd|th)?(?: of {_MONTH})?|\d{{4}}-\d\d-\d\d|\d{{1,2}}/\d{{1,2}}(?:/\d{{2,4}})?)"
+    rf"the \d{{1,2}}(?:st|nd|rd|th)?(?: of {_MONTH})?|\d{{1,2}}(?:st|nd|rd|th)? (?:of )?{_MONTH}|"
+    rf"\d{{4}}-\d\d-\d\d|\d{{1,2}}/\d{{1,2}}(?:/\d{{2,4}})?)"
 )
 _SCHEDULE = re.compile(
     rf"(?:,\s*)?\b(?P<lead>from|starting(?: on| in| from)?|beginning(?: on| in)?|as of|effective(?: from)?|after|"
@@ -50,12 +55,20 @@ _FUTURE = re.compile(
     r"|\b(?:i|we)(?:'m| am|'re| are) (?=(?:moving|relocating|starting|joining|switching|changing|leaving|"
     r"transferring|becoming|heading)\b)"
     r"|\b(?:i|we) (?=(?:start|begin|join|move|relocate|switch|become)\b)"
-    r"|^(?=(?:moving|relocating|starting|joining|switching|transferring)\b)"
-    r"|\b(?:will|'ll) (?=be\b)",
+    r"|^(?=(?:moving|relocating|starting|joining|switching|transferring|picking up|collecting)\b)"
+    r"|\b(?:will|'ll) (?=be\b)"
+    # "they're transferring me to the Birmingham office from 1 july": a change done to the user
+    r"|\b(?:they|he|she|it|work|[a-z]+)(?:'re|'s| are| is) "
+    r"(?=(?:transferring|moving|relocating|posting) (?:me|us) to\b)",
     re.IGNORECASE,
 )
 # present-progressive or bare future verbs -> the simple statement the rules read
 _TENSE = [
+    (re.compile(r"\b[\w']+(?: (?:are|is))? (?:transferring|moving|relocating|posting) (me|us) to\b", re.IGNORECASE),
+     lambda m: ("I" if m.group(1).casefold() == "me" else "we") + " moved to"),
+    # "switching courses, I'll be doing midwifery": the plan's own "I'll" when _FUTURE matched elsewhere
+    (re.compile(r"\b(i|we)(?:'ll| will| shall|'m going to| am going to|'re going to| are going to)\s+", re.IGNORECASE),
+     r"\1 "),
     (re.compile(r"\b(moving|relocating)\b", re.IGNORECASE), "moved"),
     (re.compile(r"\b(move|relocate)\b", re.IGNORECASE), "moved"),
     (re.compile(r"\bstarting (?=at|with|as)\b|\bstart (?=at|with|as)\b|\bbegin(?:ning)? (?=at|with|as)\b",
@@ -73,13 +86,22 @@ _TENSE = [
 
 _TEMPORARY = re.compile(
     rf"(?:,\s*)?\b(?P<span>this (?:week|weekend|month|summer|winter|spring|fall|autumn|semester|term)|"
-    rf"(?:for|over) (?:the )?(?:next )?(?:rest of the )?(?:week|weekend|month|summer|winter|spring|fall|autumn|"
-    rf"holidays|semester|term)|"
+    rf"(?:for|over) (?:the |a )?(?:next )?(?:rest of the )?(?:long )?(?:week|weekend|fortnight|month|summer|winter|"
+    rf"spring|fall|autumn|holidays|semester|term|easter)|this fortnight|"
+    # a presence "right now" ("I'm in Paris at the moment"): a visit, not a home (see _PRESENCE)
+    rf"at the moment|right now|atm|"
+    # "spending october at my parents'", "spending the summer in Cork", "over august"
+    rf"spending (?:the )?(?:next )?(?:rest of the )?(?:week|weekend|month|summer|winter|spring|fall|autumn|holidays|"
+    rf"semester|term)|(?:spending|for|over|during|throughout) (?:all of |the whole of |the month of )?{_MONTH}|"
     rf"for (?:the next )?{_NUM} {_UNIT}|for (?:a|the) (?:few|couple of) {_UNIT}|"
     rf"until (?P<until>{_DATE}|the weekend|the end of (?:the )?(?:week|month|year))|"
     rf"(?:un)?till? (?P<till>{_DATE})|temporarily|for now|for the time being)\b(?:\s*,)?",
     re.IGNORECASE,
 )
+_NOW_SPANS = ("at the moment", "right now", "atm")
+# a presence somewhere, as a visit is said: "I'm in Paris", "we're out in Dubai" (not "I'm living in Paris")
+_PRESENCE = re.compile(r"\b(?:i'm|i am|im|we're|we are)\s+(?:(?:out|over|away|up|down|still|currently|back)\s+)?"
+                       r"in\s+(?:the\s+)?(?-i:[A-Z])", re.IGNORECASE)
 _PERFECT = re.compile(r"\b(?:'ve|have|has|had|'d|was|were|used to|lived|worked|stayed|been)\b", re.IGNORECASE)
 _EVENT = re.compile(r"\b(?:joined|started|moved|relocated|bought|adopted|began|became|switched|took up|signed|"
                     r"divorced|married|retired|graduated|quit|left)\b", re.IGNORECASE)
@@ -126,7 +148,7 @@ def scheduled(clause: str, when: str | None) -> tuple[str, str] | None:
     return " ".join(rest.split()), format_time(start)
 
 
-_LEADS = ("from", "starting", "beginning", "as of", "effective", "after")
+_LEADS = ("from", "starting", "beginning", "as of", "effective", "after", "come")
 
 
 def _plain(m: re.Match[str]) -> str:
@@ -149,15 +171,20 @@ def temporary(clause: str, when: str | None) -> tuple[str, str, str] | None:
     if not m:
         return None
     span = m.group("span").casefold()
-    if span.startswith(("for", "over")) and _PERFECT.search(clause):
+    if span in _NOW_SPANS and not _PRESENCE.search(clause):
+        return None  # "I work at Aldi at the moment": the job as it is now, not a stay
+    if span.startswith(("for", "over", "spending", "during", "throughout")) and _PERFECT.search(clause):
         return None  # "I've lived in Boston for five years": how long it has lasted, not when it ends
-    if span.startswith(("this", "over")) and (_EVENT.search(clause) or _PAST_CHANGE.search(clause)):
+    if (span.startswith(("this", "over", "during", "throughout")) or span in _NOW_SPANS) and \
+            (_EVENT.search(clause) or _PAST_CHANGE.search(clause)):
         return None  # "I joined Vantage Bank this spring", "we swapped Sydney for Melbourne over the holidays":
         #              when a change happened, not how long a state lasts
     base = parse_when(when)
     end: datetime | None
     if span in ("for now", "for the time being", "temporarily"):
         end = base + timedelta(days=30)  # open-ended but not lasting: a month, then it is history
+    elif span in _NOW_SPANS:
+        end = base + timedelta(days=14)  # a visit under way: a fortnight, then it is history
     else:
         end = _period_end(span, m.group("until") or m.group("till"), base)
     if end is None or end <= base:
@@ -182,6 +209,15 @@ def _period_end(span: str, until: str | None, base: datetime) -> datetime | None
         day = resolve_date(until, base)
         return None if day is None else day + timedelta(days=1)
     words = span.split()
+    if "fortnight" in words:
+        return base + timedelta(days=14)
+    if "easter" in words:
+        return base + timedelta(days=14)  # dateparser has no Easter: two weeks covers the holiday
+    month = re.fullmatch(_MONTH, words[-1])
+    if month:  # "spending october": to the first of the month after it (the turn's own month counts)
+        index = next(i for i, name in enumerate(_MONTHS, 1) if name.startswith(words[-1][:3]))
+        ahead = (index - base.month) % 12
+        return _month_start(base, ahead + 1)
     if "week" in words or "weekend" in words:
         return _week_end(base) if words[0] in ("this", "over") or "the" in words else base + timedelta(days=7)
     if words[-1] in _SEASON_END or words[-1] in ("semester", "term"):
@@ -265,7 +301,7 @@ def _table_date(p: str, base: datetime) -> datetime | None:
         target = next(i for i, name in enumerate(_DAYS) if name.startswith(m.group(1)[:3]))
         ahead = (target - base.weekday()) % 7 or 7
         return midnight + timedelta(days=ahead)
-    m = re.fullmatch(rf"(?:on )?(?:the )?(\d{{1,2}})(?:st|nd|rd|th)?(?: of ({_MONTH}))?", p)
+    m = re.fullmatch(rf"(?:on )?(?:the )?(\d{{1,2}})(?:st|nd|rd|th)?(?: (?:of )?({_MONTH}))?", p)
     if m and 1 <= int(m.group(1)) <= 31:  # "the 3rd": the next 3rd after the turn (of that month, if named)
         return _next_day_of_month(int(m.group(1)), m.group(2), midnight, base)
     m = re.fullmatch(rf"in ({_NUM}) ({_UNIT})", p)
