@@ -3,13 +3,10 @@
 :class:`SpacySplitter` reads spaCy's dependency parse (the ``en_core_web_sm`` model the PII gate
 uses, loaded here with the tagger and parser only): every verb that heads a coordinated,
 adverbial or complement clause with a subject of its own (or a verb coordinated with the main
-one: "I moved to Porto and started at Ostara", or a gerund after a comma: "finished the PhD,
-working as a lab manager now", not a when-gerund: "bought a house, moving in february") starts a
-clause; the clause is that verb's
+one: "I moved to Porto and started at Ostara") starts a clause; the clause is that verb's
 subtree without the nested clauses, its leading "and"/"but"/commas dropped, and a shared
 subject restored ("I started at Ostara"). A sentence without a coordinator, comma or
-subordinator, or without a pronoun or possessive that could start a fact ("thanks, that helps")
-or a gerund after a comma,
+subordinator, or without a pronoun or possessive that could start a fact ("thanks, that helps"),
 is one clause and is not parsed at all (most chat turns): that keeps compile fast.
 
 Without spaCy (``clause_parser="regex"``, or the pii extra not installed) :func:`regex_clauses`
@@ -42,9 +39,6 @@ _MAY_SPLIT = re.compile(r"[,;]|\b(?:and|but|so|because|while|whereas|although|th
 # (and "mum", "dad" without "my": "mum sold the house and moved to Gozo")
 _PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|we|we're|my|our|me|us|she|he|they|her|his|their|mum|mom|dad)\b",
                      re.IGNORECASE)
-_GERUND = re.compile(r",\s+[a-z]{3,}ing\b", re.IGNORECASE)  # "finished the PhD, working as ...": may be two facts
-# "bought a house in Portobello, moving in february": when the first clause's fact starts, not a fact of its own
-_WHEN_GERUNDS = frozenset("moving relocating starting beginning joining switching transferring leaving".split())
 _CLAUSE_DEPS = frozenset({"conj", "advcl", "ccomp", "parataxis"})
 _SUBJECTS = frozenset({"nsubj", "nsubjpass", "expl"})
 _CONDITIONS = frozenset({"if", "provided", "assuming", "supposing"})
@@ -69,7 +63,7 @@ class SpacySplitter:
 
     def __call__(self, sentence: str) -> list[str]:
         text = _QUOTED.sub(" ", sentence)
-        if not _MAY_SPLIT.search(text) or not (_PERSON.search(text) or _GERUND.search(text)):
+        if not _MAY_SPLIT.search(text) or not _PERSON.search(text):
             return [text.strip()] if text.strip() else []
         if self.broken:
             return regex_clauses(sentence)
@@ -122,9 +116,8 @@ def _split_cached(splitter: SpacySplitter, text: str) -> tuple[str, ...]:
     for head, span in zip(heads, spans, strict=False):
         idx = sorted(span)
         tokens = [doc[i] for i in idx]
-        while tokens and (tokens[0].dep_ in _DROP_LEAD or tokens[0].is_punct) and tokens[0].i != head.i \
-                and not (tokens[0].dep_ == "prep" and any(c.i in span for c in tokens[0].children)):
-            tokens.pop(0)  # a preposition with its object stays: "for the summer I'm in Crete", "in March I ..."
+        while tokens and (tokens[0].dep_ in _DROP_LEAD or tokens[0].is_punct) and tokens[0].i != head.i:
+            tokens.pop(0)
         while tokens and tokens[-1].is_punct:
             tokens.pop()
         if not tokens:
@@ -139,14 +132,8 @@ def _split_cached(splitter: SpacySplitter, text: str) -> tuple[str, ...]:
 
 
 def _own_clause(token: Any) -> bool:
-    """A clause head: it has its own subject, or it is a verb coordinated with a verb, or a gerund
-    after a comma ("picked up the Niro on the 3rd, trading the Focus in"; "finished the PhD, working
-    as a lab manager now"): the speaker's second fact, not a detail of the first."""
+    """A clause head: it has its own subject, or it is a verb coordinated with a verb."""
     if any(c.dep_ in _SUBJECTS for c in token.children):
-        return True
-    if token.dep_ == "advcl" and token.tag_ == "VBG" and token.lower_ not in _WHEN_GERUNDS \
-            and token.i > token.head.i and token.i > 0 \
-            and token.doc[token.i - 1].text == "," and not any(c.dep_ == "mark" for c in token.children):
         return True
     return token.dep_ == "conj" and token.head.pos_ in ("VERB", "AUX")
 

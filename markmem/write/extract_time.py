@@ -8,7 +8,7 @@
   to Oslo someday") is not a fact: the extractor skips it.
 * A **temporary state** ("this week I'm in Lisbon", "I'm staying with my parents until Sunday",
   "for the summer I'm working at the café", "spending october at my parents' place in Dublin",
-  "for a fortnight", and a visit under way: "I'm in Paris at the moment", a capitalised place only)
+  "for a fortnight")
   holds from the turn until the period ends: :func:`temporary` returns ``(clause, end)``. It does
   not close the lasting fact.
 
@@ -88,8 +88,6 @@ _TEMPORARY = re.compile(
     rf"(?:,\s*)?\b(?P<span>this (?:week|weekend|month|summer|winter|spring|fall|autumn|semester|term)|"
     rf"(?:for|over) (?:the |a )?(?:next )?(?:rest of the )?(?:long )?(?:week|weekend|fortnight|month|summer|winter|"
     rf"spring|fall|autumn|holidays|semester|term|easter)|this fortnight|"
-    # a presence "right now" ("I'm in Paris at the moment"): a visit, not a home (see _PRESENCE)
-    rf"at the moment|right now|atm|"
     # "spending october at my parents'", "spending the summer in Cork", "over august"
     rf"spending (?:the )?(?:next )?(?:rest of the )?(?:week|weekend|month|summer|winter|spring|fall|autumn|holidays|"
     rf"semester|term)|(?:spending|for|over|during|throughout) (?:all of |the whole of |the month of )?{_MONTH}|"
@@ -98,10 +96,6 @@ _TEMPORARY = re.compile(
     rf"(?:un)?till? (?P<till>{_DATE})|temporarily|for now|for the time being)\b(?:\s*,)?",
     re.IGNORECASE,
 )
-_NOW_SPANS = ("at the moment", "right now", "atm")
-# a presence somewhere, as a visit is said: "I'm in Paris", "we're out in Dubai" (not "I'm living in Paris")
-_PRESENCE = re.compile(r"\b(?:i'm|i am|im|we're|we are)\s+(?:(?:out|over|away|up|down|still|currently|back)\s+)?"
-                       r"in\s+(?:the\s+)?(?-i:[A-Z])", re.IGNORECASE)
 _PERFECT = re.compile(r"\b(?:'ve|have|has|had|'d|was|were|used to|lived|worked|stayed|been)\b", re.IGNORECASE)
 _EVENT = re.compile(r"\b(?:joined|started|moved|relocated|bought|adopted|began|became|switched|took up|signed|"
                     r"divorced|married|retired|graduated|quit|left)\b", re.IGNORECASE)
@@ -128,6 +122,9 @@ def parse_when(when: str | None) -> datetime:
 
 def scheduled(clause: str, when: str | None) -> tuple[str, str] | None:
     """A future-dated change: the clause as a plain statement and its ISO start, else None."""
+    took = _takeover(clause, when)
+    if took is not None:
+        return took
     f = _FUTURE.search(clause)
     m = _SCHEDULE.search(clause)
     if not f:  # "starting in June I'm at Ostara", "as of january I'm going part-time": the lead says it
@@ -150,6 +147,30 @@ def scheduled(clause: str, when: str | None) -> tuple[str, str] | None:
 
 _LEADS = ("from", "starting", "beginning", "as of", "effective", "after", "come")
 
+# "cancelled Virgin, Hyperoptic takes over on the 15th of may", "Community Fibre goes live for us on the 5th":
+# a named successor that starts on a date (the user's switch to it, from then; the old one holds until then)
+_TAKEOVER = re.compile(
+    r"(?:^|[,;]\s*|\b(?:and|so|then|but)\s+)(?P<name>(?-i:[A-Z][\w&'.-]*)(?:\s+(?-i:[A-Z][\w&'.-]*)){0,2})\s+"
+    r"(?:takes over|will take over|'ll take over|is taking over|are taking over|goes live|will go live|"
+    r"is going live|kicks in|will kick in|comes in)\b",
+    re.IGNORECASE,
+)
+
+
+def _takeover(clause: str, when: str | None) -> tuple[str, str] | None:
+    """A named successor taking over on a date after the turn: ("I switched to <name>", its ISO start)."""
+    t = _TAKEOVER.search(clause)
+    if not t:
+        return None
+    m = _SCHEDULE.search(clause, t.end())
+    if not m or not (m.group("lead") or "").strip():
+        return None
+    base = parse_when(when)
+    start = resolve_date(m.group("date"), base)
+    if start is None or start <= base:
+        return None
+    return f"I switched to {t.group('name')}", format_time(start)
+
 
 def _plain(m: re.Match[str]) -> str:
     """ "I'll " -> "I ", "we're going to " -> "we ", "will be" -> "will be" (see _TENSE)."""
@@ -171,11 +192,9 @@ def temporary(clause: str, when: str | None) -> tuple[str, str, str] | None:
     if not m:
         return None
     span = m.group("span").casefold()
-    if span in _NOW_SPANS and not _PRESENCE.search(clause):
-        return None  # "I work at Aldi at the moment": the job as it is now, not a stay
     if span.startswith(("for", "over", "spending", "during", "throughout")) and _PERFECT.search(clause):
         return None  # "I've lived in Boston for five years": how long it has lasted, not when it ends
-    if (span.startswith(("this", "over", "during", "throughout")) or span in _NOW_SPANS) and \
+    if (span.startswith(("this", "over", "during", "throughout"))) and \
             (_EVENT.search(clause) or _PAST_CHANGE.search(clause)):
         return None  # "I joined Vantage Bank this spring", "we swapped Sydney for Melbourne over the holidays":
         #              when a change happened, not how long a state lasts
@@ -183,8 +202,6 @@ def temporary(clause: str, when: str | None) -> tuple[str, str, str] | None:
     end: datetime | None
     if span in ("for now", "for the time being", "temporarily"):
         end = base + timedelta(days=30)  # open-ended but not lasting: a month, then it is history
-    elif span in _NOW_SPANS:
-        end = base + timedelta(days=14)  # a visit under way: a fortnight, then it is history
     else:
         end = _period_end(span, m.group("until") or m.group("till"), base)
     if end is None or end <= base:

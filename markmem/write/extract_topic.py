@@ -67,8 +67,6 @@ def _topic_pattern(topic: frozenset[str]) -> re.Pattern[str]:
     a topic word at least four letters long."""
     alts = [re.escape(k) + (r"[\w']*" if len(k) >= 4 else r"\w?(?:'s)?") for k in sorted(topic)]
     alts += [re.escape(k[:n]) for k in sorted(topic) for n in range(4, len(k))]
-    # a long word's stem with another ending: "therapy's" on a therapist's topic, "coaching" on a coach's
-    alts += [re.escape(k[:-3]) + r"[a-z]{1,3}(?:'s)?" for k in sorted(topic) if len(k) >= 8]
     return re.compile("|".join(alts) or r"(?!)")
 
 
