@@ -64,6 +64,11 @@ _FUTURE = re.compile(
 )
 # present-progressive or bare future verbs -> the simple statement the rules read
 _TENSE = [
+    # "they're moving me to the Penrith store from the 20th": a place of work, not a home
+    (re.compile(r"\b[\w']+(?: (?:are|is))? (?:transferring|moving|relocating|posting) (me|us) to\b(?=\s+(?:the\s+)?"
+                r"(?:[\w'-]+\s+){0,3}(?:office|store|branch|site|team|depot|shop|department|ward|school|hospital|"
+                r"warehouse|plant|lab|campus|clinic|practice)\b)", re.IGNORECASE),
+     lambda m: ("I" if m.group(1).casefold() == "me" else "we") + " work at"),
     (re.compile(r"\b[\w']+(?: (?:are|is))? (?:transferring|moving|relocating|posting) (me|us) to\b", re.IGNORECASE),
      lambda m: ("I" if m.group(1).casefold() == "me" else "we") + " moved to"),
     # "switching courses, I'll be doing midwifery": the plan's own "I'll" when _FUTURE matched elsewhere
@@ -138,11 +143,24 @@ def scheduled(clause: str, when: str | None) -> tuple[str, str] | None:
     start = resolve_date(m.group("date"), base)
     if start is None or start <= base:
         return None
-    rest = (clause[: m.start()] + " " + clause[m.end():]).strip(" ,")
+    m_start = m.start() + len(m.group(0)) - len(m.group(0).lstrip(", "))  # the date's "," belongs to no segment
+    lo, hi = _segment(clause, min(f.start(), m_start), max(f.end(), m.end()))
+    # the plan's own comma segment: "registered with the new surgery, Dr Lindqvist will be my GP from december"
+    # (the rest tells of what led to it, and must not start then too)
+    rest = (clause[lo: m.start()] + " " + clause[m.end(): hi]).strip(" ,")
     rest = _FUTURE.sub(_plain, rest, count=1)
     for pattern, repl in _TENSE:
         rest = pattern.sub(repl, rest, count=1)
     return " ".join(rest.split()), format_time(start)
+
+
+def _segment(clause: str, start: int, end: int) -> tuple[int, int]:
+    """The bounds of the comma segment holding [start, end), else the whole clause (the span crosses a comma)."""
+    lo = clause.rfind(", ", 0, start + 1)
+    hi = clause.find(", ", max(end - 1, 0))
+    lo = 0 if lo < 0 else lo + 2
+    hi = len(clause) if hi < 0 else hi
+    return (lo, hi) if lo <= start and end <= hi else (0, len(clause))
 
 
 _LEADS = ("from", "starting", "beginning", "as of", "effective", "after", "come")
