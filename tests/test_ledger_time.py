@@ -156,7 +156,8 @@ def test_a_hedge_never_closes_the_value_held(text: str) -> None:
 
 def test_a_group_meeting_day_is_a_routine_and_its_new_day_replaces_it() -> None:
     turns = extract_turns([("2025-02-01T09:30:00Z", "my book club meets on the last thursday of the month"),
-                           ("2025-05-01T09:30:00Z", "book club meets first monday now, Jen can't do thursdays anymore")])
+                           ("2025-05-01T09:30:00Z",
+                            "book club meets first monday now, Jen can't do thursdays anymore")])
     old, new = _one(turns[0], "routine_book_club"), _one(turns[1], "routine_book_club")
     assert "last thursday" in old.value and new.value == "first monday"
 

@@ -5,7 +5,10 @@
   done to the user: "they're transferring me to the Birmingham office from 1 july") is rewritten to
   the plain statement ("I work at Ostara", "I moved to the Birmingham office") and starts at the
   resolved date: :func:`scheduled` returns ``(clause, start)``. A plan without a date ("I'll move
-  to Oslo someday") is not a fact: the extractor skips it.
+  to Oslo someday") is not a fact: the extractor skips it. The plan is read in its own comma segment
+  ("registered with the new surgery, Dr Lindqvist will be my GP from december"), and a named successor
+  taking over on a date ("cancelled Virgin, Hyperoptic takes over on the 15th of may") reads as "I switched
+  to Hyperoptic" from then (``extract_recall.Recall`` finds the service slot).
 * A **temporary state** ("this week I'm in Lisbon", "I'm staying with my parents until Sunday",
   "for the summer I'm working at the café", "spending october at my parents' place in Dublin",
   "for a fortnight")
