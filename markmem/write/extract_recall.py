@@ -22,6 +22,7 @@ from .extract_change import DAYTIME, norm_value, singular, slot_name
 from .extract_change import changes as find_changes
 from .extract_fix import opens_correction
 from .extract_rules import KIN_WORD, tech_talk
+from .extract_service import SERVICES, service_slot
 from .extract_subject import correction as find_correction
 from .extract_time import parse_when
 from .extract_topic import on_topic, shape, topic_words
@@ -89,14 +90,19 @@ class Recall:
     def changes(self, entry: RawEntry, subject: str, clause: str, text: str, start: str | None) -> list[Candidate]:
         # only the speaker's own facts: "Ahmed from my team just left Nimbus" never ends the user's job
         recent = [r for r in self._recent.get(entry.user_id, []) if r.subject == subject]
+        took = _SUCCESSOR.fullmatch(clause) if start else None
+        if took is not None:  # "Hyperoptic takes over on the 15th" (extract_time._takeover): the user's service
+            return self._successor(entry, subject, took.group(1), text, start, recent)
         for ch in find_changes(clause):
             if ch.kind == "slot":
                 target = _by_slot(recent, ch.key)
                 if target is None:
                     if not DAYTIME.search(ch.new):
                         continue
-                    cand = Candidate(entry.id, subject, f"routine_{slot_name(ch.key)}", ch.new, text, 0.75,
-                                     type="fact", valid_from=start)
+                    pred = f"routine_{slot_name(ch.key)}"
+                    same = _same_routine(recent, subject, pred, text)  # "therapist moved me to ...": that routine
+                    cand = Candidate(entry.id, subject, same.predicate if same else pred,
+                                     re.sub(r"\s+from$", "", ch.new), text, 0.75, type="fact", valid_from=start)
                     self.remember(entry, cand)
                     return [cand]
             elif ch.kind == "swap":
@@ -120,6 +126,19 @@ class Recall:
             self.remember(entry, cand)
             return [*out, cand]
         return []
+
+    def _successor(self, entry: RawEntry, subject: str, name: str, text: str, start: str | None,
+                   recent: list[Recent]) -> list[Candidate]:
+        """A named successor taking over on a date: the service slot the sentence speaks of, else the one
+        service the user has told of (none or two: no claim); the old value holds until the start."""
+        held = {r.predicate: r for r in recent if not r.multi and r.predicate in SERVICES}
+        slot = service_slot(text)
+        target = held.get(slot) if slot else (next(iter(held.values())) if len(held) == 1 else None)
+        if target is None or norm_value(target.value) == norm_value(name):
+            return []
+        cand = Candidate(entry.id, subject, target.predicate, name, text, 0.75, type=target.type, valid_from=start)
+        self.remember(entry, cand)
+        return [cand]
 
     def resolve_open(self, entry: RawEntry, facts: list[tuple[str, str, str, bool, float, bool]]
                      ) -> list[tuple[str, str, str, bool, float, bool]]:
@@ -160,6 +179,7 @@ class Recall:
             elif not mu and p not in CORE:
                 same = next((r for r in reversed(recent) if r.subject == who and not r.multi and r.predicate not in CORE
                              and _suffix(r.predicate, p)), None)
+                same = same or _same_routine(recent, who, p, entry.content)
                 if same is not None:
                     p, k = same.predicate, same.type
             out.append((p, v, k, mu, conf, neg))
@@ -170,8 +190,46 @@ class Recall:
         of that slot's shape ("home's Utrecht these days" after "i live in zwolle"): the slot's new value
         (see :mod:`.extract_topic`)."""
         recent = self._recent.get(entry.user_id, [])
-        if not recent or _NOT_MINE_NOW.search(clause) or _KINS_OWN.search(clause):
+        met = _meets(entry, who, clause, text, start)
+        if met is not None:
+            self.remember(entry, met)
+            return [met]
+        if not recent or _KINS_OWN.search(clause):
             return []  # "my sister's husband is Ivan": the sister's, not the user's partner
+        # the whole clause, else (a routine's day or time only) its first comma segment: "gym on tuesdays now,
+        # mondays were too busy" (spaCy makes "gym" the subject of "were": one clause)
+        parts = [clause] + ([clause.split(",")[0]] if "," in clause else [])
+        for i, part in enumerate(parts):
+            if _NOT_MINE_NOW.search(part):
+                continue
+            cand = self._topical(entry, who, part, part if i else text, start, recent, i > 0) \
+                or self._moved_routine(entry, who, part, part if i else text, start, recent)
+            if cand is not None:
+                self.remember(entry, cand)
+                return [cand]
+        return []
+
+    def _moved_routine(self, entry: RawEntry, who: str, clause: str, text: str, start: str | None,
+                       recent: list[Recent]) -> Candidate | None:
+        """ "from february the league moves us to fridays": a routine moved to a new day or time, with no
+        word of the routine's own, is the user's only routine of that shape (none, or two: no claim)."""
+        m = _MOVED_TO.search(clause)
+        if not m:
+            return None
+        kind = "time" if SHAPES_TIME.search(m.group("to")) else "day"
+        slots = {r.predicate: r for r in recent if r.subject == who and not r.multi
+                 and r.predicate.startswith("routine") and shape(r.value, r.predicate) == kind}
+        if len(slots) != 1:
+            return None
+        r = next(iter(slots.values()))
+        found = [v for v in shaped_values(m.group("to"), kind) if norm_value(v) not in norm_value(r.value)]
+        if len(found) != 1:
+            return None
+        return Candidate(entry.id, who, r.predicate, replace_value(r.value, found[0], None), text, 0.6, type=r.type,
+                         valid_from=start)
+
+    def _topical(self, entry: RawEntry, who: str, clause: str, text: str, start: str | None, recent: list[Recent],
+                 when_only: bool) -> Candidate | None:
         words = set(re.findall(r"[a-z']+", clause.casefold()))
         seen: set[str] = set()
         for r in reversed(recent):
@@ -179,7 +237,8 @@ class Recall:
                 continue
             seen.add(r.predicate)
             kind = shape(r.value, r.predicate)
-            if not kind or not on_topic(words, topic_words(r.predicate)):
+            if not kind or (when_only and kind not in ("time", "day")) or \
+                    not on_topic(words, topic_words(r.predicate) | _routine_words(r)):
                 continue
             if r.predicate == "lives_in" and tech_talk(clause):
                 continue  # "moved over to Brave browser": no new home
@@ -190,10 +249,8 @@ class Recall:
             if len(found) != 1:
                 continue
             value = replace_value(r.value, found[0], None) if kind in ("time", "day") else found[0]
-            cand = Candidate(entry.id, who, r.predicate, value, text, 0.7, type=r.type, valid_from=start)
-            self.remember(entry, cand)
-            return [cand]
-        return []
+            return Candidate(entry.id, who, r.predicate, value, text, 0.7, type=r.type, valid_from=start)
+        return None
 
     def role_ended(self, entry: RawEntry, cands: list[Candidate], text: str) -> list[Candidate]:
         """A new or ended employer ends the job the user named with the old one ("I'm a data analyst
@@ -363,6 +420,77 @@ _KINS_OWN = re.compile(rf"\b(?:my|our) (?:[a-z]+ )?{KIN_WORD}'s\b", re.IGNORECAS
 _NOT_MINE_NOW = re.compile(r"\b(?:you|your|he|she|they|his|her|their|lived|worked|was|were|did|used to|studied|"
                            r"would|could|might|if|when i was|(?:my|our) (?:old|former|previous|ex))\b",
                            re.IGNORECASE)  # "my old boss at Siemens called": a passing mention of the past
+
+
+_MOVED_TO = re.compile(r"\b(?:moved?|moving|moves|switch(?:ed|es|ing)?|push(?:ed|es|ing)?|chang(?:ed|es|ing)|"
+                       r"shift(?:ed|s|ing)?|bump(?:ed|s|ing)?|reschedul(?:ed|es|ing)|brought forward) "
+                       r"(?:\w+ )?to (?P<to>(?:(?:mon|tues|wednes|thurs|fri|satur|sun)days?|"
+                       r"\d{1,2}(?::\d\d)?\s*(?:am|pm))\b)",
+                       re.IGNORECASE)
+SHAPES_TIME = re.compile(r"\d")
+_ROUTINE_NOUN = re.compile(r"\b([a-z]{4,})\s+(?:lessons?|class(?:es)?|practice|sessions?|training|club|group|"
+                           r"appointments?)\b", re.IGNORECASE)
+_NOT_ROUTINE_NOUN = frozenset("have with every each weekly my the our this that some".split())
+
+
+# "my book club meets on the last thursday of the month", "the quiz runs every other tuesday": a routine of a
+# group or event of the user's, by its name (the rules read routines the user does: "I swim on mondays")
+_MEETS = re.compile(
+    r"^(?:(?:my|our|the)\s+)?(?P<what>[a-z][a-z'-]+(?:\s+[a-z][a-z'-]+)?)\s+(?:meets|meet|runs|happens|takes place|"
+    r"is on|are on|is every|are every)\s+(?P<when>(?:on\s+)?(?:every\s+|each\s+|the\s+)?(?:(?:other|first|second|third|"
+    r"fourth|last)\s+)?(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b(?:\s+of (?:the|each|every) month)?"
+    r"(?:\s+(?:mornings?|afternoons?|evenings?|nights?))?(?:\s+at\s+\d{1,2}(?:[:.]\d\d)?\s*(?:am|pm)?)?)",
+    re.IGNORECASE)
+_NOT_MEETS = frozenset("it that this which what who he she they there everyone nobody bin bins".split())
+
+
+def _meets(entry: RawEntry, who: str, clause: str, text: str, start: str | None) -> Candidate | None:
+    """ "book club meets first monday now": ``routine_book_club`` = "first monday" (a clause no rule read)."""
+    m = _MEETS.match(clause.strip())
+    if not m or m.group("what").split()[0].casefold() in _NOT_MEETS:
+        return None
+    when = re.sub(r"^on\s+", "", m.group("when"), flags=re.IGNORECASE)
+    return Candidate(entry.id, who, f"routine_{slot_name(m.group('what'))}", when, text, 0.7, type="fact",
+                     valid_from=start)
+
+
+# a routine said as changed ("I ring nan on saturday mornings now"; "therapist moved me to every other thursday")
+_CHANGED = re.compile(r"\b(?:now|these days|nowadays|anymore|any more|from now on|instead|moved|switched|changed|"
+                      r"pushed|shifted)\b", re.IGNORECASE)
+_PLAIN = frozenset("i me my we us our you it they them he she his her the a an on at in to of and or but so every each "
+                   "other first last is are was be do does did go goes going have has had get got now these days "
+                   "from with for before after then this that just also usually normally always".split())
+_WHENISH = re.compile(r"^(?:(?:mon|tues|wednes|thurs|fri|satur|sun)days?|mornings?|afternoons?|evenings?|nights?|"
+                      r"weekends?|weekdays?|daily|weekly|fortnightly|monthly|week|month|am|pm|\d.*)$")
+
+
+def _content_words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z][a-z']+", text.casefold()) if w not in _PLAIN and not _WHENISH.match(w)}
+
+
+def _same_routine(recent: list[Recent], who: str, predicate: str, turn: str) -> Recent | None:
+    """The user's one earlier routine a routine said as changed is about, by a word of its own ("nan", "therapy"
+    and "therapist" share their first five letters): "I call my nan every sunday" then "I ring nan on saturday
+    mornings now" is one routine; none or two such routines: None."""
+    if not predicate.startswith("routine_") or not _CHANGED.search(turn):
+        return None
+    words = _content_words(turn)
+    found = {r.predicate: r for r in recent if r.subject == who and not r.multi and r.predicate.startswith("routine_")
+             and r.predicate != predicate and any(a[:5] == b[:5] and min(len(a), len(b)) >= 3 and
+                                                  (a == b or min(len(a), len(b)) >= 5)
+                                                  for a in _content_words(r.text) for b in words)}
+    return next(iter(found.values())) if len(found) == 1 else None
+
+
+_SUCCESSOR = re.compile(r"I switched to (.+)")  # extract_time._takeover's plain statement
+
+
+def _routine_words(r: Recent) -> frozenset[str]:
+    """A routine's own noun in the sentence that gave it ("I have piano lessons at 5pm" made
+    ``routine_lessons``): "piano got pushed to 6pm" is on its topic too."""
+    if not r.predicate.startswith("routine"):
+        return frozenset()
+    return frozenset(w.casefold() for w in _ROUTINE_NOUN.findall(r.text) if w.casefold() not in _NOT_ROUTINE_NOUN)
 
 
 def _ended(recent: list[Recent], cands: list[Candidate]) -> list[Recent]:

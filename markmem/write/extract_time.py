@@ -1,12 +1,19 @@
 """When a clause's fact holds: future-dated changes and temporary states, resolved against the turn.
 
 * A **future-dated change** ("from next month I'll work at Ostara", "starting in March I'm moving
-  to Lyon") is rewritten to the plain statement ("I work at Ostara") and starts at the resolved
-  date: :func:`scheduled` returns ``(clause, start)``. A plan without a date ("I'll move to Oslo
-  someday") is not a fact: the extractor skips it.
+  to Lyon", "come september I'm at Durham", "picking up my new Niro on the 3rd of april", a change
+  done to the user: "they're transferring me to the Birmingham office from 1 july") is rewritten to
+  the plain statement ("I work at Ostara", "I moved to the Birmingham office") and starts at the
+  resolved date: :func:`scheduled` returns ``(clause, start)``. A plan without a date ("I'll move
+  to Oslo someday") is not a fact: the extractor skips it. The plan is read in its own comma segment
+  ("registered with the new surgery, Dr Lindqvist will be my GP from december"), and a named successor
+  taking over on a date ("cancelled Virgin, Hyperoptic takes over on the 15th of may") reads as "I switched
+  to Hyperoptic" from then (``extract_recall.Recall`` finds the service slot).
 * A **temporary state** ("this week I'm in Lisbon", "I'm staying with my parents until Sunday",
-  "for the summer I'm working at the café") holds from the turn until the period ends:
-  :func:`temporary` returns ``(clause, end)``. It does not close the lasting fact.
+  "for the summer I'm working at the café", "spending october at my parents' place in Dublin",
+  "for a fortnight")
+  holds from the turn until the period ends: :func:`temporary` returns ``(clause, end)``. It does
+  not close the lasting fact.
 
 Dates go through dateparser (``languages=["en"]``: language detection alone costs ~2 s, and a
 named language ~1 ms), relative to the turn's time and preferring the future. dateparser has no
@@ -38,7 +45,8 @@ _DATE = (
     rf"(?:the )?end of (?:the |this )?(?:year|month)|"
     rf"in {_NUM} {_UNIT}|{_NUM} {_UNIT} from now|(?:this )?(?:coming )?{_DAY}|"
     rf"(?:in |early |late |mid[- ]?)?{_MONTH}(?: \d{{1,2}}(?:st|nd|rd|th)?)?(?:,? \d{{4}})?|"
-    rf"the \d{{1,2}}(?:st|nd|rd|th)?(?: of {_MONTH})?|\d{{4}}-\d\d-\d\d|\d{{1,2}}/\d{{1,2}}(?:/\d{{2,4}})?)"
+    rf"the \d{{1,2}}(?:st|nd|rd|th)?(?: of {_MONTH})?|\d{{1,2}}(?:st|nd|rd|th)? (?:of )?{_MONTH}|"
+    rf"\d{{4}}-\d\d-\d\d|\d{{1,2}}/\d{{1,2}}(?:/\d{{2,4}})?)"
 )
 _SCHEDULE = re.compile(
     rf"(?:,\s*)?\b(?P<lead>from|starting(?: on| in| from)?|beginning(?: on| in)?|as of|effective(?: from)?|after|"
@@ -50,12 +58,25 @@ _FUTURE = re.compile(
     r"|\b(?:i|we)(?:'m| am|'re| are) (?=(?:moving|relocating|starting|joining|switching|changing|leaving|"
     r"transferring|becoming|heading)\b)"
     r"|\b(?:i|we) (?=(?:start|begin|join|move|relocate|switch|become)\b)"
-    r"|^(?=(?:moving|relocating|starting|joining|switching|transferring)\b)"
-    r"|\b(?:will|'ll) (?=be\b)",
+    r"|^(?=(?:moving|relocating|starting|joining|switching|transferring|picking up|collecting)\b)"
+    r"|\b(?:will|'ll) (?=be\b)"
+    # "they're transferring me to the Birmingham office from 1 july": a change done to the user
+    r"|\b(?:they|he|she|it|work|[a-z]+)(?:'re|'s| are| is) "
+    r"(?=(?:transferring|moving|relocating|posting) (?:me|us) to\b)",
     re.IGNORECASE,
 )
 # present-progressive or bare future verbs -> the simple statement the rules read
 _TENSE = [
+    # "they're moving me to the Penrith store from the 20th": a place of work, not a home
+    (re.compile(r"\b[\w']+(?: (?:are|is))? (?:transferring|moving|relocating|posting) (me|us) to\b(?=\s+(?:the\s+)?"
+                r"(?:[\w'-]+\s+){0,3}(?:office|store|branch|site|team|depot|shop|department|ward|school|hospital|"
+                r"warehouse|plant|lab|campus|clinic|practice)\b)", re.IGNORECASE),
+     lambda m: ("I" if m.group(1).casefold() == "me" else "we") + " work at"),
+    (re.compile(r"\b[\w']+(?: (?:are|is))? (?:transferring|moving|relocating|posting) (me|us) to\b", re.IGNORECASE),
+     lambda m: ("I" if m.group(1).casefold() == "me" else "we") + " moved to"),
+    # "switching courses, I'll be doing midwifery": the plan's own "I'll" when _FUTURE matched elsewhere
+    (re.compile(r"\b(i|we)(?:'ll| will| shall|'m going to| am going to|'re going to| are going to)\s+", re.IGNORECASE),
+     r"\1 "),
     (re.compile(r"\b(moving|relocating)\b", re.IGNORECASE), "moved"),
     (re.compile(r"\b(move|relocate)\b", re.IGNORECASE), "moved"),
     (re.compile(r"\bstarting (?=at|with|as)\b|\bstart (?=at|with|as)\b|\bbegin(?:ning)? (?=at|with|as)\b",
@@ -73,8 +94,11 @@ _TENSE = [
 
 _TEMPORARY = re.compile(
     rf"(?:,\s*)?\b(?P<span>this (?:week|weekend|month|summer|winter|spring|fall|autumn|semester|term)|"
-    rf"(?:for|over) (?:the )?(?:next )?(?:rest of the )?(?:week|weekend|month|summer|winter|spring|fall|autumn|"
-    rf"holidays|semester|term)|"
+    rf"(?:for|over) (?:the |a )?(?:next )?(?:rest of the )?(?:long )?(?:week|weekend|fortnight|month|summer|winter|"
+    rf"spring|fall|autumn|holidays|semester|term|easter)|this fortnight|"
+    # "spending october at my parents'", "spending the summer in Cork", "over august"
+    rf"spending (?:the )?(?:next )?(?:rest of the )?(?:week|weekend|month|summer|winter|spring|fall|autumn|holidays|"
+    rf"semester|term)|(?:spending|for|over|during|throughout) (?:all of |the whole of |the month of )?{_MONTH}|"
     rf"for (?:the next )?{_NUM} {_UNIT}|for (?:a|the) (?:few|couple of) {_UNIT}|"
     rf"until (?P<until>{_DATE}|the weekend|the end of (?:the )?(?:week|month|year))|"
     rf"(?:un)?till? (?P<till>{_DATE})|temporarily|for now|for the time being)\b(?:\s*,)?",
@@ -106,6 +130,9 @@ def parse_when(when: str | None) -> datetime:
 
 def scheduled(clause: str, when: str | None) -> tuple[str, str] | None:
     """A future-dated change: the clause as a plain statement and its ISO start, else None."""
+    took = _takeover(clause, when)
+    if took is not None:
+        return took
     f = _FUTURE.search(clause)
     m = _SCHEDULE.search(clause)
     if not f:  # "starting in June I'm at Ostara", "as of january I'm going part-time": the lead says it
@@ -119,14 +146,51 @@ def scheduled(clause: str, when: str | None) -> tuple[str, str] | None:
     start = resolve_date(m.group("date"), base)
     if start is None or start <= base:
         return None
-    rest = (clause[: m.start()] + " " + clause[m.end():]).strip(" ,")
+    m_start = m.start() + len(m.group(0)) - len(m.group(0).lstrip(", "))  # the date's "," belongs to no segment
+    lo, hi = _segment(clause, min(f.start(), m_start), max(f.end(), m.end()))
+    # the plan's own comma segment: "registered with the new surgery, Dr Lindqvist will be my GP from december"
+    # (the rest tells of what led to it, and must not start then too)
+    rest = (clause[lo: m.start()] + " " + clause[m.end(): hi]).strip(" ,")
     rest = _FUTURE.sub(_plain, rest, count=1)
     for pattern, repl in _TENSE:
         rest = pattern.sub(repl, rest, count=1)
     return " ".join(rest.split()), format_time(start)
 
 
-_LEADS = ("from", "starting", "beginning", "as of", "effective", "after")
+def _segment(clause: str, start: int, end: int) -> tuple[int, int]:
+    """The bounds of the comma segment holding [start, end), else the whole clause (the span crosses a comma)."""
+    lo = clause.rfind(", ", 0, start + 1)
+    hi = clause.find(", ", max(end - 1, 0))
+    lo = 0 if lo < 0 else lo + 2
+    hi = len(clause) if hi < 0 else hi
+    return (lo, hi) if lo <= start and end <= hi else (0, len(clause))
+
+
+_LEADS = ("from", "starting", "beginning", "as of", "effective", "after", "come")
+
+# "cancelled Virgin, Hyperoptic takes over on the 15th of may", "Community Fibre goes live for us on the 5th":
+# a named successor that starts on a date (the user's switch to it, from then; the old one holds until then)
+_TAKEOVER = re.compile(
+    r"(?:^|[,;]\s*|\b(?:and|so|then|but)\s+)(?P<name>(?-i:[A-Z][\w&'.-]*)(?:\s+(?-i:[A-Z][\w&'.-]*)){0,2})\s+"
+    r"(?:takes over|will take over|'ll take over|is taking over|are taking over|goes live|will go live|"
+    r"is going live|kicks in|will kick in|comes in)\b",
+    re.IGNORECASE,
+)
+
+
+def _takeover(clause: str, when: str | None) -> tuple[str, str] | None:
+    """A named successor taking over on a date after the turn: ("I switched to <name>", its ISO start)."""
+    t = _TAKEOVER.search(clause)
+    if not t:
+        return None
+    m = _SCHEDULE.search(clause, t.end())
+    if not m or not (m.group("lead") or "").strip():
+        return None
+    base = parse_when(when)
+    start = resolve_date(m.group("date"), base)
+    if start is None or start <= base:
+        return None
+    return f"I switched to {t.group('name')}", format_time(start)
 
 
 def _plain(m: re.Match[str]) -> str:
@@ -149,9 +213,10 @@ def temporary(clause: str, when: str | None) -> tuple[str, str, str] | None:
     if not m:
         return None
     span = m.group("span").casefold()
-    if span.startswith(("for", "over")) and _PERFECT.search(clause):
+    if span.startswith(("for", "over", "spending", "during", "throughout")) and _PERFECT.search(clause):
         return None  # "I've lived in Boston for five years": how long it has lasted, not when it ends
-    if span.startswith(("this", "over")) and (_EVENT.search(clause) or _PAST_CHANGE.search(clause)):
+    if (span.startswith(("this", "over", "during", "throughout"))) and \
+            (_EVENT.search(clause) or _PAST_CHANGE.search(clause)):
         return None  # "I joined Vantage Bank this spring", "we swapped Sydney for Melbourne over the holidays":
         #              when a change happened, not how long a state lasts
     base = parse_when(when)
@@ -182,6 +247,15 @@ def _period_end(span: str, until: str | None, base: datetime) -> datetime | None
         day = resolve_date(until, base)
         return None if day is None else day + timedelta(days=1)
     words = span.split()
+    if "fortnight" in words:
+        return base + timedelta(days=14)
+    if "easter" in words:
+        return base + timedelta(days=14)  # dateparser has no Easter: two weeks covers the holiday
+    month = re.fullmatch(_MONTH, words[-1])
+    if month:  # "spending october": to the first of the month after it (the turn's own month counts)
+        index = next(i for i, name in enumerate(_MONTHS, 1) if name.startswith(words[-1][:3]))
+        ahead = (index - base.month) % 12
+        return _month_start(base, ahead + 1)
     if "week" in words or "weekend" in words:
         return _week_end(base) if words[0] in ("this", "over") or "the" in words else base + timedelta(days=7)
     if words[-1] in _SEASON_END or words[-1] in ("semester", "term"):
@@ -265,7 +339,7 @@ def _table_date(p: str, base: datetime) -> datetime | None:
         target = next(i for i, name in enumerate(_DAYS) if name.startswith(m.group(1)[:3]))
         ahead = (target - base.weekday()) % 7 or 7
         return midnight + timedelta(days=ahead)
-    m = re.fullmatch(rf"(?:on )?(?:the )?(\d{{1,2}})(?:st|nd|rd|th)?(?: of ({_MONTH}))?", p)
+    m = re.fullmatch(rf"(?:on )?(?:the )?(\d{{1,2}})(?:st|nd|rd|th)?(?: (?:of )?({_MONTH}))?", p)
     if m and 1 <= int(m.group(1)) <= 31:  # "the 3rd": the next 3rd after the turn (of that month, if named)
         return _next_day_of_month(int(m.group(1)), m.group(2), midnight, base)
     m = re.fullmatch(rf"in ({_NUM}) ({_UNIT})", p)
