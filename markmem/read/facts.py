@@ -109,9 +109,126 @@ def rerank(cache: Cache, user_id: str, ranked: list[Cand], query: str = "",
     if drop:  # "where does the user's wife work?": the wife's facts before the user's own
         named = [c for c in out if c.kind == "claim" and whose.names(asked, c.row.get("subject"), user_id)]
         out = named + [c for c in out if c not in named]
-    return stale_named(cache, user_id, _unmarked_first(out, SWAP_WITHIN, asking=drop and not asked_back,
-                                                       what=bool(WHAT_HOLDS and _WHAT.match(asked))) + past
-                       + late, ledger, present, book, shown)
+    what = bool(WHAT_HOLDS and _WHAT.match(asked))
+    out = _unmarked_first(out, SWAP_WITHIN, asking=drop and not asked_back, what=what)
+    by_id = book.by_id if book is not None else {str(r["id"]): r for r in ledger}
+    one = {str(r["id"]) for r in echo.one_valued(ledger, turnmarks.predicates(cache, user_id, book), user_id,
+                                                 present)} if drop and not asked_back else set()
+    if LATER_WORD and drop and not asked_back and what:
+        out = _later_word_first(out, asked, user_id, SWAP_WITHIN, by_id, one)
+    if RESTATED and drop and not asked_back:
+        texts = ended._claim_texts(cache, user_id, [c.id for c in out[:STALE_WITHIN]
+                                                    if c.kind == "claim" and not _text(c)], book)
+        moved = _restated(out, asked, user_id, one, present, shown, by_id, texts)
+        if moved:
+            _echoes_of(out[: shown or 5], moved, texts)
+            if out[0].id in moved and (t := moved[out[0].id][0]) in out[:SWAP_WITHIN]:
+                out = [t, *(c for c in out if c is not t)]
+    return stale_named(cache, user_id, out + past + late, ledger, present, book, shown)
+
+
+_NOW = re.compile(r"\b(?:now|these days|nowadays|any ?more|instead|no longer|switch\w*|changed|moved|onto|new)\b",
+                  re.IGNORECASE)
+
+
+def _restated(out: list[Cand], asked: str, user_id: str, one: set[str], at: str, shown: int | None,
+              by_id: Any, texts: dict[str, str]) -> dict[str, tuple[Cand, frozenset[str]]]:
+    """EXPERIMENT: a one-valued claim the user's later statement among the shown candidates moved on from."""
+    head = out[: shown or 5]
+    moved: dict[str, tuple[Cand, frozenset[str]]] = {}
+    q = set(ended._content(ended._WORD.findall(asked))) - {"user"}
+    for s in head:
+        if s.kind != "claim" or s.id not in one or _past(s) or s.row.get("stale"):
+            continue
+        t1 = _when(s)
+        row = by_id.get(s.id) or {}
+        text = _text(s) or texts.get(s.id, "")
+        value = str(row.get("value") or "")
+        if not t1 or not text or not value:
+            continue
+        vwords = set(ended._content(ended._WORD.findall(value))) or set(ended.words(value))
+        skey = set(ended._content(ended._WORD.findall(text)))
+        for t in out[:STALE_WITHIN]:
+            if t is s or not _users(t, user_id) or _past(t) or (t.kind == "turn" and kinds.states_nothing(t)):
+                continue
+            tt = _text(t) or texts.get(t.id, "")
+            if not tt or low_content(tt) or ended._SPEAKER.match(tt) or not (t1 < _when(t) <= at):
+                continue
+            if not _NOW.search(tt):
+                continue
+            mine = set(ended._content(ended._WORD.findall(tt)))
+            if not (mine & (skey | q)):
+                continue
+            if (mine & vwords) - ended.things(tt):
+                continue  # it says the value again
+            if not (mine - skey - q):
+                continue  # nothing new
+            s.row = {**s.row, "stale": ({"named": value, "value": value, "claim": s.id, "turn": t.id if t.kind == "turn" else None,
+                                         "valid_until": _when(t), "superseded_by": t.id if t.kind == "claim" else None},)}
+            moved[s.id] = (t, frozenset(vwords))
+            break
+    return moved
+
+
+def _echoes_of(head: list[Cand], moved: dict[str, tuple[Cand, frozenset[str]]], texts: dict[str, str]) -> None:
+    """EXPERIMENT: earlier candidates naming a moved-on value."""
+    for c in head:
+        if c.id in moved or _past(c):
+            continue
+        text = _text(c) or texts.get(c.id, "")
+        if not text or ended._SPEAKER.match(text):
+            continue
+        mine = ended.words(text)
+        for sid, (t, vw) in moved.items():
+            if c is t or _when(c) > _when(t) or not (mine & vw):
+                continue
+            runs = ended.runs(text, mine & vw)
+            if runs:
+                c.row = {**c.row, "stale": (*c.row.get("stale", ()), *({"named": r, "value": None, "claim": sid,
+                         "turn": t.id if t.kind == "turn" else None, "valid_until": _when(t),
+                         "superseded_by": None} for r in runs))}
+
+
+def _when(c: Cand) -> str:
+    return str(c.row.get("valid_at") or c.row.get("valid_from") or "")
+
+
+def _past(c: Cand) -> bool:
+    return bool(c.row.get("valid_until") or c.row.get("superseded_by") or c.row.get("starts"))
+
+
+def _later_word_first(out: list[Cand], asked: str, user_id: str, within: int, by_id: Any,
+                      one: set[str]) -> list[Cand]:
+    """EXPERIMENT"""
+    first = out[0] if out else None
+    if first is None or _past(first) or not _users(first, user_id) or (first.kind == "claim" and first.id not in one):
+        return out
+    t1 = _when(first)
+    if not t1:
+        return out
+    q = set(ended._content(ended._WORD.findall(asked)))
+    if first.kind == "claim":
+        key = set(ended._content(ended._WORD.findall(str((by_id.get(first.id) or {}).get("value") or "")))) - q
+    else:
+        key = set(ended._content(ended._WORD.findall(_text(first)))) - q
+    pick = None
+    for c in out[1:within]:
+        if c.kind != "turn" or c.row.get("role") not in (None, "user") or _past(c) or kinds.states_nothing(c):
+            continue
+        text = _text(c)
+        if not text or low_content(text) or ended._SPEAKER.match(text) or _when(c) <= t1 or ended.ends_only(text):
+            continue
+        mine = set(ended._content(ended._WORD.findall(text)))
+        hit = (mine & key) if LATER_WORD == "value" else (mine & q) if LATER_WORD == "topic" else (mine & (key | q))
+        if hit and (pick is None or _when(c) > _when(pick)):
+            pick = c
+    return out if pick is None else [pick, *(c for c in out if c is not pick)]
+
+
+def _users(c: Cand, user_id: str) -> bool:
+    if c.kind == "claim":
+        return str(c.row.get("subject") or user_id) in (user_id, "user")
+    return c.row.get("role") in (None, "user")
 
 
 _WHAT = re.compile(r"\W*(?:what|which|who|whom|where|how)\b")
@@ -228,7 +345,7 @@ def stale_named(cache: Cache, user_id: str, ranked: list[Cand], ledger: list[dic
         if later:
             found += _ended_later(c, text, later, at, {str(f["named"]).casefold() for f in found}, ids)
         if found:
-            c.row = {**c.row, "stale": _once(found)}
+            c.row = {**c.row, "stale": _once([*c.row.get("stale", ()), *found])}
     return ranked
 
 
@@ -343,6 +460,8 @@ REPLACED_STALE = True  # False: ``Hit.stale`` lists only the ledger's closed val
 # marked replaced gave ("our internet is with Virgin Media", marked replaced by "... Community Fibre")
 LATER_ENDINGS = True  # False: ``Hit.stale`` leaves out a value a later user turn among the candidates says is
 # over ("we've got two rabbits, Pepper and Clove", then "Clove didn't make it"): the hit is shown unmarked
+LATER_WORD: str | bool = "value"
+RESTATED = True
 WHAT_HOLDS = True  # False: a first turn that only tells of something over stays first for "what/which ..." questions
 STALE_WITHIN = 30
 PLANS = True  # False: a plan no claim holds ("i start there in april") is not marked in an as_of search
