@@ -119,7 +119,7 @@ def rerank(cache: Cache, user_id: str, ranked: list[Cand], query: str = "",
     if RESTATED and drop and not asked_back:
         texts = ended._claim_texts(cache, user_id, [c.id for c in out[:STALE_WITHIN]
                                                     if c.kind == "claim" and not _text(c)], book)
-        moved = _restated(out, asked, user_id, one, present, shown, by_id, texts)
+        moved = _restated(out, asked, user_id, one, present, shown, by_id, texts, book)
         if moved:
             _echoes_of(out[: shown or 5], moved, texts)
             if out[0].id in moved and (t := moved[out[0].id][0]) in out[:SWAP_WITHIN]:
@@ -132,21 +132,30 @@ _NOW = re.compile(r"\b(?:now|these days|nowadays|any ?more|instead|no longer|swi
 
 
 def _restated(out: list[Cand], asked: str, user_id: str, one: set[str], at: str, shown: int | None,
-              by_id: Any, texts: dict[str, str]) -> dict[str, tuple[Cand, frozenset[str]]]:
-    """EXPERIMENT: a one-valued claim the user's later statement among the shown candidates moved on from."""
+              by_id: Any, texts: dict[str, str], book: claimbook.Book | None) -> dict[str, tuple[Cand, frozenset[str]]]:
+    """EXPERIMENT: a one-valued claim (or a user's turn no claim cites) the user's later statement among the
+    candidates moved on from."""
     head = out[: shown or 5]
     moved: dict[str, tuple[Cand, frozenset[str]]] = {}
     q = set(ended._content(ended._WORD.findall(asked))) - {"user"}
     for s in head:
-        if s.kind != "claim" or s.id not in one or _past(s) or s.row.get("stale"):
+        if _past(s) or s.row.get("stale") or not _users(s, user_id):
             continue
         t1 = _when(s)
-        row = by_id.get(s.id) or {}
         text = _text(s) or texts.get(s.id, "")
-        value = str(row.get("value") or "")
-        if not t1 or not text or not value:
+        if s.kind == "claim":
+            if s.id not in one:
+                continue
+            value = str((by_id.get(s.id) or {}).get("value") or "")
+            vwords = set(ended._content(ended._WORD.findall(value))) or _toks(value)
+        else:
+            if not TURNS_RESTATED or kinds.states_nothing(s) or ended._SPEAKER.match(text) or (
+                    book is not None and any(r.get("valid_until") is None for r in book.cite(s.id))):
+                continue
+            value = ""
+            vwords = {ended._stem(w) for w in _PROPER.findall(text) if w not in _SELF}
+        if not t1 or not text or not vwords:
             continue
-        vwords = set(ended._content(ended._WORD.findall(value))) or set(ended.words(value))
         skey = set(ended._content(ended._WORD.findall(text)))
         for t in out[:STALE_WITHIN]:
             if t is s or not _users(t, user_id) or _past(t) or (t.kind == "turn" and kinds.states_nothing(t)):
@@ -159,15 +168,32 @@ def _restated(out: list[Cand], asked: str, user_id: str, one: set[str], at: str,
             mine = set(ended._content(ended._WORD.findall(tt)))
             if not (mine & (skey | q)):
                 continue
-            if (mine & vwords) - ended.things(tt):
+            said = _toks(tt)
+            if s.kind == "claim" and (said & vwords) - ended.things(tt):
                 continue  # it says the value again
             if not (mine - skey - q):
                 continue  # nothing new
-            s.row = {**s.row, "stale": ({"named": value, "value": value, "claim": s.id, "turn": t.id if t.kind == "turn" else None,
-                                         "valid_until": _when(t), "superseded_by": t.id if t.kind == "claim" else None},)}
+            # a turn: its names of which one at least is not said again ("British Gas", then "our gas")
+            named = [value] if value else [r for r in ended.runs(text, vwords) if _toks(r) - said]
+            if not named:
+                continue
+            s.row = {**s.row, "stale": tuple(
+                {"named": n, "value": value or None, "claim": s.id if s.kind == "claim" else None,
+                 "turn": t.id if t.kind == "turn" else None, "valid_until": _when(t),
+                 "superseded_by": t.id if t.kind == "claim" else None} for n in named)}
             moved[s.id] = (t, frozenset(vwords))
             break
     return moved
+
+
+def _toks(text: str) -> set[str]:
+    """The stemmed words of ``text`` and its numbers ("42", "7:40")."""
+    return set(ended.words(text)) | set(_NUM.findall(text))
+
+
+_NUM = re.compile(r"(?<![\w:.])\d[\d:.]*\w*")
+_PROPER = re.compile(r"(?<![\w'’])(?:[A-Z][\w'’-]*|\d[\w:.]*)")
+_SELF = frozenset(("I", "I'm", "I’m", "I've", "I’ve", "I'd", "I’d", "I'll", "I’ll"))
 
 
 def _echoes_of(head: list[Cand], moved: dict[str, tuple[Cand, frozenset[str]]], texts: dict[str, str]) -> None:
@@ -462,6 +488,7 @@ LATER_ENDINGS = True  # False: ``Hit.stale`` leaves out a value a later user tur
 # over ("we've got two rabbits, Pepper and Clove", then "Clove didn't make it"): the hit is shown unmarked
 LATER_WORD: str | bool = "value"
 RESTATED = True
+TURNS_RESTATED = True
 WHAT_HOLDS = True  # False: a first turn that only tells of something over stays first for "what/which ..." questions
 STALE_WITHIN = 30
 PLANS = True  # False: a plan no claim holds ("i start there in april") is not marked in an as_of search
