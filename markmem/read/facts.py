@@ -115,7 +115,7 @@ def rerank(cache: Cache, user_id: str, ranked: list[Cand], query: str = "",
     one = {str(r["id"]) for r in echo.one_valued(ledger, turnmarks.predicates(cache, user_id, book), user_id,
                                                  present)} if drop and not asked_back else set()
     if LATER_WORD and drop and not asked_back and what:
-        out = _later_word_first(out, asked, user_id, SWAP_WITHIN, by_id, one)
+        out = _later_word_first(out, asked, user_id, SWAP_WITHIN, by_id, book)
     if RESTATED and drop and not asked_back:
         texts = ended._claim_texts(cache, user_id, [c.id for c in out[:STALE_WITHIN]
                                                     if c.kind == "claim" and not _text(c)], book)
@@ -166,8 +166,8 @@ def _restated(out: list[Cand], asked: str, user_id: str, one: set[str], at: str,
             if not _NOW.search(tt):
                 continue
             mine = set(ended._content(ended._WORD.findall(tt)))
-            if not (mine & (skey | q)):
-                continue
+            if not (mine & skey):
+                continue  # not about the same thing (a word of the question alone is not enough)
             said = _toks(tt)
             if s.kind == "claim" and (said & vwords) - ended.things(tt):
                 continue  # it says the value again
@@ -224,11 +224,12 @@ def _past(c: Cand) -> bool:
 
 
 def _later_word_first(out: list[Cand], asked: str, user_id: str, within: int, by_id: Any,
-                      one: set[str]) -> list[Cand]:
+                      book: claimbook.Book | None) -> list[Cand]:
     """EXPERIMENT"""
     first = out[0] if out else None
-    if first is None or _past(first) or not _users(first, user_id) or (first.kind == "claim" and first.id not in one):
-        return out
+    if first is None or _past(first) or first.kind != "turn" or not _users(first, user_id) or (
+            book is not None and book.cite(first.id)):
+        return out  # a claim first, or a turn a claim cites: the ledger's reading stands
     t1 = _when(first)
     if not t1:
         return out
