@@ -9,8 +9,8 @@ End to end with real git, SQLite and spaCy's parser (no mock), a user per scenar
   statement is the first hit (``facts.RESTATED``);
 * a user's turn no claim cites, then the user's later word on the same thing: the later one comes first
   (``facts.LATER_WORD``) and the older one's names are listed (``facts.TURNS_RESTATED``);
-* what is not such a change: a later statement sharing only a word of the question ("I don't drink
-  anymore" is not about "I moved to Kendal"), a repeat of the value, a slot of many values.
+* what is not such a change: a later statement sharing only a word of the question ("I don't live on
+  takeaways anymore" is not about "I moved to Kendal"), a repeat of the value.
 
 Each behaviour is checked with its switch off too: the test fails without it.
 """
