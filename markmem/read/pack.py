@@ -7,7 +7,8 @@ next may still fit; a section header is only printed with a line under it):
    (each is one clause), then the standing context (L0: the active claims of pinned pages);
    de-duplicated by their text;
 2. ``## Relevant memories``: the turns among the hits in rank order, each ``- text (date) [id]``;
-   a turn not said by the user is labelled with its role (``- assistant: ...``).
+   a turn not said by the user is labelled with its role (``- assistant: ...``); after them, a claim
+   the user later moved on from (its ``Hit.stale`` lists its own value: :mod:`.facts`), noted so.
 
 In a current pack (no ``as_of``/``known_at``) a claim that is no longer valid never appears, and
 neither does a turn whose every extracted claim has since been closed (what it said is known to
