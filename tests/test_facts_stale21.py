@@ -4,9 +4,9 @@
 End to end with real git, SQLite and spaCy's parser (no mock), a user per scenario:
 
 * a claim of a one-valued slot the user's later statement moved on from ("chess club is on Wednesday
-  evenings for me", then "the library changed the club night to Fridays from this term") lists its value in ``Hit.stale``, the
-  assistant's earlier echo of it too, the pack moves it after what holds with its note, and the later
-  statement is the first hit (``facts.RESTATED``);
+  evenings for me", then "the library changed the club night to Fridays from this term") lists its value
+  in ``Hit.stale``, the assistant's earlier echo of it too, the pack moves it after what holds with its
+  note, and the later statement is the first hit (``facts.RESTATED``);
 * a user's turn no claim cites, then the user's later word on the same thing: the later one comes first
   (``facts.LATER_WORD``) and the older one's names are listed (``facts.TURNS_RESTATED``);
 * what is not such a change: a later statement sharing only a word of the question ("I don't live on
@@ -90,4 +90,5 @@ def test_a_word_of_the_question_alone_or_a_repeat_is_no_change(mem: Memory) -> N
     for user, q, word in (("u-home", "Where does the user live?", "Kendal"),
                           ("u-same", "Which evening does the user go to choir?", "Monday")):
         hits = mem.search(q, user_id=user, top_k=5)
-        assert hits and not any(word in str(s["named"]) for h in hits for s in h.stale), [(h.text, h.stale) for h in hits]
+        shown = [(h.text, h.stale) for h in hits]
+        assert hits and not any(word in str(s["named"]) for h in hits for s in h.stale), shown
