@@ -109,9 +109,175 @@ def rerank(cache: Cache, user_id: str, ranked: list[Cand], query: str = "",
     if drop:  # "where does the user's wife work?": the wife's facts before the user's own
         named = [c for c in out if c.kind == "claim" and whose.names(asked, c.row.get("subject"), user_id)]
         out = named + [c for c in out if c not in named]
-    return stale_named(cache, user_id, _unmarked_first(out, SWAP_WITHIN, asking=drop and not asked_back,
-                                                       what=bool(WHAT_HOLDS and _WHAT.match(asked))) + past
-                       + late, ledger, present, book, shown)
+    what = bool(WHAT_HOLDS and _WHAT.match(asked))
+    out = _unmarked_first(out, SWAP_WITHIN, asking=drop and not asked_back, what=what)
+    if LATER_WORD and drop and not asked_back and what:
+        out = _later_word_first(out, asked, SWAP_WITHIN, book)
+    if RESTATED and drop and not asked_back:
+        out = _moved_on(cache, user_id, out, asked, ledger, present, book, shown)
+    return stale_named(cache, user_id, out + past + late, ledger, present, book, shown)
+
+
+def _moved_on(cache: Cache, user_id: str, out: list[Cand], asked: str, ledger: list[dict[str, Any]], at: str,
+              book: claimbook.Book | None, shown: int | None) -> list[Cand]:
+    """What the user said and later moved on from, though the ledger still holds it (``_restated``): listed
+    in ``Hit.stale``, with the earlier candidates naming it (the assistant's "Wednesday swims, nice"); when it
+    is the first candidate, the later statement of the first five takes its place."""
+    by_id = book.by_id if book is not None else {str(r["id"]): r for r in ledger}
+    one = {str(r["id"]) for r in echo.one_valued(ledger, turnmarks.predicates(cache, user_id, book), user_id, at)}
+    texts = ended._claim_texts(cache, user_id, [c.id for c in out[:STALE_WITHIN]
+                                                if c.kind == "claim" and not _text(c)], book)
+    moved = _restated(out, asked, user_id, one, at, shown, by_id, texts, book)
+    if not moved:
+        return out
+    _echoes_of(out[: shown or SWAP_WITHIN], moved, texts)
+    if out[0].id in moved and (t := moved[out[0].id][0]) in out[:SWAP_WITHIN]:
+        return [t, *(c for c in out if c is not t)]
+    return out
+
+
+# a later statement that tells of a change, not a repeat: a word of time contrast or of changing
+_NOW = re.compile(r"\b(?:now|these days|nowadays|any ?more|instead|no longer|switch\w*|changed|moved|onto|new)\b",
+                  re.IGNORECASE)
+
+
+def _restated(out: list[Cand], asked: str, user_id: str, one: set[str], at: str, shown: int | None,
+              by_id: Any, texts: dict[str, str], book: claimbook.Book | None) -> dict[str, tuple[Cand, frozenset[str]]]:
+    """The user's statements among the shown candidates (the first ``shown``) that a LATER statement of
+    the user among the first ``STALE_WITHIN`` moved on from, though the ledger still holds them: id ->
+    (that later statement, the words of what is past). Each gets ``row["stale"]``.
+
+    The older one is a claim of a slot holding one value then (``echo.one_valued``: its value is what is
+    past; "swimming club is on Wednesday evenings for me") or, with ``TURNS_RESTATED``, a user's turn no
+    claim valid now cites (its names and numbers are: "our energy comes from British Gas"). The later one,
+    said after it and by ``at``, a statement (not a question, a plan, chit-chat, a transcript line), tells
+    of a change (``_NOW``: "now", "these days", "instead", "switched", "changed", "moved", "new", ...),
+    shares a content word with the older one (the same thing: "the pool changed the club night to Mondays
+    from this term"; a word of the question alone is not enough: "I don't like sushi anymore" is not about
+    "I moved to Porto"), brings a word of its own, and does not say the older value again unless as over
+    (``ended.things``). A many-valued slot is never read so ("adopted a second dog" keeps the first)."""
+    head = out[: shown or SWAP_WITHIN]
+    moved: dict[str, tuple[Cand, frozenset[str]]] = {}
+    q = set(ended._content(ended._WORD.findall(asked))) - {"user"}
+    for s in head:
+        if _past(s) or s.row.get("stale") or not _users(s, user_id):
+            continue
+        t1 = _when(s)
+        text = _text(s) or texts.get(s.id, "")
+        if s.kind == "claim":
+            if s.id not in one:
+                continue
+            value = str((by_id.get(s.id) or {}).get("value") or "")
+            vwords = set(ended._content(ended._WORD.findall(value))) or _toks(value)
+        else:
+            if not TURNS_RESTATED or kinds.states_nothing(s) or ended._SPEAKER.match(text) or (
+                    book is not None and any(r.get("valid_until") is None for r in book.cite(s.id))):
+                continue
+            value = ""
+            vwords = {ended._stem(w) for w in _PROPER.findall(text) if w not in _SELF}
+        if not t1 or not text or not vwords:
+            continue
+        skey = set(ended._content(ended._WORD.findall(text)))
+        for t in out[:STALE_WITHIN]:
+            if t is s or not _users(t, user_id) or _past(t) or (t.kind == "turn" and kinds.states_nothing(t)):
+                continue
+            tt = _text(t) or texts.get(t.id, "")
+            if not tt or low_content(tt) or ended._SPEAKER.match(tt) or not (t1 < _when(t) <= at):
+                continue
+            if not _NOW.search(tt):
+                continue
+            mine = set(ended._content(ended._WORD.findall(tt)))
+            if not (mine & skey):
+                continue  # not about the same thing (a word of the question alone is not enough)
+            said = _toks(tt)
+            if s.kind == "claim" and (said & vwords) - ended.things(tt):
+                continue  # it says the value again
+            if not (mine - skey - q):
+                continue  # nothing new
+            # a turn: its names of which one at least is not said again ("British Gas", then "our gas")
+            named = [value] if value else [r for r in ended.runs(text, vwords) if _toks(r) - said]
+            if not named:
+                continue
+            s.row = {**s.row, "stale": tuple(
+                {"named": n, "value": value or None, "claim": s.id if s.kind == "claim" else None,
+                 "turn": t.id if t.kind == "turn" else None, "valid_until": _when(t),
+                 "superseded_by": t.id if t.kind == "claim" else None} for n in named)}
+            moved[s.id] = (t, frozenset(vwords))
+            break
+    return moved
+
+
+def _toks(text: str) -> set[str]:
+    """The stemmed words of ``text`` and its numbers ("42", "7:40")."""
+    return set(ended.words(text)) | set(_NUM.findall(text))
+
+
+_NUM = re.compile(r"(?<![\w:.])\d[\d:.]*\w*")
+_PROPER = re.compile(r"(?<![\w'’])(?:[A-Z][\w'’-]*|\d[\w:.]*)")  # a turn's names and numbers
+_SELF = frozenset(("I", "I'm", "I’m", "I've", "I’ve", "I'd", "I’d", "I'll", "I’ll"))
+
+
+def _echoes_of(head: list[Cand], moved: dict[str, tuple[Cand, frozenset[str]]], texts: dict[str, str]) -> None:
+    """The candidates said by the time of the later statement (the user's or the assistant's: "Wednesday
+    swims, nice midweek break.") that name what a moved-on statement held list it in ``row["stale"]`` too."""
+    for c in head:
+        if c.id in moved or _past(c):
+            continue
+        text = _text(c) or texts.get(c.id, "")
+        if not text or ended._SPEAKER.match(text):
+            continue
+        mine = _toks(text)
+        for sid, (t, vw) in moved.items():
+            if c is t or _when(c) > _when(t) or not (mine & vw):
+                continue
+            runs = ended.runs(text, mine & vw)
+            if runs:
+                c.row = {**c.row, "stale": (*c.row.get("stale", ()), *(
+                    {"named": r, "value": None, "claim": sid if sid.startswith("c-") else None,
+                     "turn": t.id if t.kind == "turn" else None, "valid_until": _when(t),
+                     "superseded_by": None} for r in runs))}
+
+
+def _when(c: Cand) -> str:
+    return str(c.row.get("valid_at") or c.row.get("valid_from") or "")
+
+
+def _past(c: Cand) -> bool:
+    return bool(c.row.get("valid_until") or c.row.get("superseded_by") or c.row.get("starts"))
+
+
+def _later_word_first(out: list[Cand], asked: str, within: int, book: claimbook.Book | None) -> list[Cand]:
+    """A first candidate that is a user's turn no claim cites (the ledger never read it: "I'm at Brighton
+    uni doing my masters") gives its place to the latest LATER statement of the user among the first
+    ``within`` that says one of its words again beyond the question's ("I start a PhD at Sussex in
+    October once the masters wraps up"): the user's later word on the same thing. Never to a turn that
+    only tells of an ending (``ended.ends_only``), a question or a plan. A claim first, or a turn a claim
+    cites, stays: there the ledger's reading stands (_restated)."""
+    first = out[0] if out else None
+    if first is None or _past(first) or first.kind != "turn" or first.row.get("role") not in (None, "user") or (
+            book is not None and book.cite(first.id)):
+        return out
+    t1 = _when(first)
+    text = _text(first)
+    if not t1 or not text or ended._SPEAKER.match(text):
+        return out
+    key = set(ended._content(ended._WORD.findall(text))) - set(ended._content(ended._WORD.findall(asked)))
+    pick = None
+    for c in out[1:within]:
+        if c.kind != "turn" or c.row.get("role") not in (None, "user") or _past(c) or kinds.states_nothing(c):
+            continue
+        said = _text(c)
+        if not said or low_content(said) or ended._SPEAKER.match(said) or _when(c) <= t1 or ended.ends_only(said):
+            continue
+        if set(ended._content(ended._WORD.findall(said))) & key and (pick is None or _when(c) > _when(pick)):
+            pick = c
+    return out if pick is None else [pick, *(c for c in out if c is not pick)]
+
+
+def _users(c: Cand, user_id: str) -> bool:
+    if c.kind == "claim":
+        return str(c.row.get("subject") or user_id) in (user_id, "user")
+    return c.row.get("role") in (None, "user")
 
 
 _WHAT = re.compile(r"\W*(?:what|which|who|whom|where|how)\b")
@@ -228,7 +394,7 @@ def stale_named(cache: Cache, user_id: str, ranked: list[Cand], ledger: list[dic
         if later:
             found += _ended_later(c, text, later, at, {str(f["named"]).casefold() for f in found}, ids)
         if found:
-            c.row = {**c.row, "stale": _once(found)}
+            c.row = {**c.row, "stale": _once([*c.row.get("stale", ()), *found])}
     return ranked
 
 
@@ -343,6 +509,9 @@ REPLACED_STALE = True  # False: ``Hit.stale`` lists only the ledger's closed val
 # marked replaced gave ("our internet is with Virgin Media", marked replaced by "... Community Fibre")
 LATER_ENDINGS = True  # False: ``Hit.stale`` leaves out a value a later user turn among the candidates says is
 # over ("we've got two rabbits, Pepper and Clove", then "Clove didn't make it"): the hit is shown unmarked
+LATER_WORD = True  # False: a first turn no claim cites keeps its place over the user's later word on it
+RESTATED = True  # False: a claim or turn a later statement of the user moved on from is shown unmarked
+TURNS_RESTATED = True  # False: only claims (not turns no claim cites) are read as moved on from
 WHAT_HOLDS = True  # False: a first turn that only tells of something over stays first for "what/which ..." questions
 STALE_WITHIN = 30
 PLANS = True  # False: a plan no claim holds ("i start there in april") is not marked in an as_of search

@@ -7,7 +7,8 @@ next may still fit; a section header is only printed with a line under it):
    (each is one clause), then the standing context (L0: the active claims of pinned pages);
    de-duplicated by their text;
 2. ``## Relevant memories``: the turns among the hits in rank order, each ``- text (date) [id]``;
-   a turn not said by the user is labelled with its role (``- assistant: ...``).
+   a turn not said by the user is labelled with its role (``- assistant: ...``); after them, a claim
+   the user later moved on from (its ``Hit.stale`` lists its own value: :mod:`.facts`), noted so.
 
 In a current pack (no ``as_of``/``known_at``) a claim that is no longer valid never appears, and
 neither does a turn whose every extracted claim has since been closed (what it said is known to
@@ -92,9 +93,10 @@ def pack(ctx: Context, user_id: str, hits: Sequence[Hit], budget: int, as_of: st
     seen: set[str] = set()
     ended = {h.id for h in hits if h.kind == "claim" and current and h.valid_until is not None
              and h.valid_until <= _now()}
-    relevant = [(h.id, h.text, _named(h)) for h in hits if h.kind == "claim" and h.id not in ended]
+    moved = {h.id for h in hits if current and moved_on(h)}  # its own value: the user has since moved on
+    relevant = [(h.id, h.text, _named(h)) for h in hits if h.kind == "claim" and h.id not in ended | moved]
     standing = [(str(r["id"]), str(r["text"]), "") for r in standing_claims(ctx, user_id, as_of, known_at)
-                if str(r["id"]) not in ended]  # a claim the user's later words ended (``read.ended``)
+                if str(r["id"]) not in ended | moved]  # a claim the user's later words ended (``read.ended``)
     for ident, text, named in relevant + standing:  # the question's facts first, then the standing ones
         key = " ".join(text.casefold().split())
         if key in seen:
@@ -103,6 +105,7 @@ def pack(ctx: Context, user_id: str, hits: Sequence[Hit], budget: int, as_of: st
         facts.append((ident, f"- {_one_line(text)}{f' ({named})' if named else ''} [{ident}]"))
     turns = [h for h in hits if h.kind == "turn" and not (current and (h.id in stale or low_content(h.text)))]
     turns = [h for h in turns if not _marked(h)] + [h for h in turns if _marked(h)]  # what is past goes last
+    turns += [h for h in hits if h.id in moved]  # after them, a claim whose value is past (noted so)
     items: list[tuple[str, str]] = []
     if facts:
         items += [("", HEADER), *facts]
@@ -117,6 +120,12 @@ def _now() -> str:
     return now()
 
 
+def moved_on(h: Hit) -> bool:
+    """A claim whose own value ``Hit.stale`` lists (``read.facts``: the user's later statement moved on)."""
+    return h.kind == "claim" and any(s.get("claim") == h.id and s.get("value") and s.get("named") == s.get("value")
+                                     for s in h.stale)
+
+
 def _marked(h: Hit) -> bool:
     return h.kind == "turn" and h.valid_until is not None
 
@@ -128,7 +137,7 @@ def _line(h: Hit) -> str:
         date = f" ({h.valid_from[:10] + '; ' if h.valid_from else ''}{change} on {str(h.valid_until)[:10]})"
     if h.kind == "turn" and h.starts:  # a planned change, not yet true as of the search's time
         date = f" ({h.valid_from[:10] + '; ' if h.valid_from else ''}not yet true: from {h.starts[:10]})"
-    if h.kind == "turn" and h.stale and not _marked(h) and not h.starts:  # it holds; a value it names does not
+    if h.stale and not _marked(h) and not h.starts:  # it holds; a value it names does not
         date = f" ({h.valid_from[:10] + '; ' if h.valid_from else ''}{_named(h)})"
     who = f"{h.role}: " if h.kind == "turn" and h.role and h.role != "user" else ""
     return f"- {who}{_one_line(h.text)}{date} [{h.id}]"
