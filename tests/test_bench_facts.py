@@ -142,7 +142,8 @@ def test_show_failures_refuses_the_blind_sets(name: str) -> None:
 @pytest.mark.parametrize("name", ["blind", "blind2", "blind3", "tune", "tune5", "tune7", "check7", "tune9", "check9",
                                   "tune10", "check10", "tune11", "check11", "tune12", "check12", "tune13",
                                   "check13", "tune14", "check14", "tune15", "check15", "tune16",
-                                  "check16", "tune17", "check17", "tune18", "check18", "tune19", "check19"])
+                                  "check16", "tune17", "check17", "tune18", "check18", "tune19", "check19",
+                                  "tune22", "check22"])
 def test_the_sets_are_well_formed(name: str) -> None:
     """Unique ids, users private to their scenario, and every expected value said by that user somewhere
     (a check that can never pass measures nothing)."""
@@ -151,7 +152,8 @@ def test_the_sets_are_well_formed(name: str) -> None:
              "check9": 40, "tune10": 50, "check10": 40, "tune11": 50, "check11": 40, "tune12": 50,
              "check12": 40, "tune13": 50, "check13": 40, "tune14": 50, "check14": 40, "tune15": 50,
              "check15": 40, "tune16": 50, "check16": 40, "tune17": 50, "check17": 40, "tune18": 50,
-             "check18": 40, "tune19": 50, "check19": 40}
+             "check18": 40, "tune19": 50, "check19": 40,
+             "tune22": 50, "check22": 40}
     assert len(scenarios) >= least.get(name, 70)
     assert len({sc["id"] for sc in scenarios}) == len(scenarios)
     for sc in scenarios:
