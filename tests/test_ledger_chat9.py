@@ -116,3 +116,12 @@ def test_a_change_said_without_i(text: str, slot: str, value: str) -> None:
                                   "she's gone vegan", "getting into bed now"])
 def test_no_hobby_or_diet_from_look_alikes(text: str) -> None:
     assert not {p for p, _v in _pairs(extract_turns([("2026-03-02T09:00:00Z", text)])[0])} & {"hobby", "diet"}
+
+
+def test_an_ending_with_no_object_ends_the_habit_the_turn_names() -> None:
+    turns = extract_turns([("2026-03-02T09:00:00Z", "I smoke about ten a day"),
+                           ("2026-03-20T09:00:00Z", "three months without a cigarette! I've quit for good")])
+    assert [(c.predicate, c.negated) for c in turns[1]] == [("smokes", True)]
+    turns = extract_turns([("2026-03-02T09:00:00Z", "I smoke about ten a day"),
+                           ("2026-03-20T09:00:00Z", "the gym was too expensive so I've quit")])
+    assert not any(c.predicate == "smokes" for c in turns[1])
