@@ -125,3 +125,16 @@ def test_an_ending_with_no_object_ends_the_habit_the_turn_names() -> None:
     turns = extract_turns([("2026-03-02T09:00:00Z", "I smoke about ten a day"),
                            ("2026-03-20T09:00:00Z", "the gym was too expensive so I've quit")])
     assert not any(c.predicate == "smokes" for c in turns[1])
+
+
+def test_a_restarted_clause_drops_the_misspoken_one() -> None:
+    for text, kept in [("I'm from Dundee, er, I live in Perth I mean", ("lives_in", "Perth")),
+                       ("I'm from Swansea, uh, well I live in Cardiff I should say", ("lives_in", "Cardiff"))]:
+        assert _pairs(extract_turns([("2026-03-02T09:00:00Z", text)])[0]) == {kept}
+    assert ("hometown", "Leeds") in _pairs(extract_turns([("2026-03-02T09:00:00Z", "I'm from Leeds, um, I love it")])[0])
+
+
+def test_a_friends_advice_moves_nothing_by_any_path() -> None:
+    turns = extract_turns([("2026-03-02T09:00:00Z", "I live in Norwich"),
+                           ("2026-03-09T09:00:00Z", "my mate keeps telling me to move to Ipswich, no chance")])
+    assert not any(c.predicate == "lives_in" for c in turns[1])

@@ -345,6 +345,12 @@ HEDGE = _r(
     r"\b(?:maybe|perhaps|probably|possibly|i think|i guess|i believe|might|not sure|kind of|sort of|"
     r"thinking about|thinking of|considering|i suppose|apparently)\b"
 )
+# someone else's idea, not the user's fact (h-ledger9): "they offered me a job at Superdrug", "my friend keeps
+# saying I should move to Hastings", "mum wants me to move home"; advice is no fact: "I should move to Hastings"
+NOT_MINE = (r"offer(?:ed|s|ing)? (?:me|us)|(?:told|tells|telling|asked|asks|asking|wants|wanted|urged|urging|begging|"
+            r"nagging|pushing|encouraging|encouraged) (?:me|us) to|(?:i|we) (?:should|ought to)(?! have)|"
+            r"(?:i|we) could(?! (?:always|never|already|still)\b)(?= \w+ (?:to|in|at|for|a|an|the)\b)")
+NOT_MINE_RE = re.compile(rf"\b(?:{NOT_MINE})\b", re.IGNORECASE)
 SKIP = _r(
     # "used to" is the past, not "still getting used to it", "I'm used to the cold" (getting / being used to)
     r"\b(?:(?<!getting )(?<!get )(?<!got )(?<!'m )(?<!am )(?<!'re )(?<!are )used to|"
@@ -353,12 +359,7 @@ SKIP = _r(
     r"plan to|planning to|about to|someday|one day|in the future|what if|how about|"
     r"next (?:week|month|year|summer|winter|spring|"
     r"fall|autumn|weekend|monday|tuesday|wednesday|thursday|friday|saturday|sunday|time)|should i|could i|"
-    r"can i|do you|are you|don't you|would you|will you|"
-    # someone else's idea, not the user's fact (h-ledger9): "they offered me a job at Superdrug", "my friend keeps
-    # saying I should move to Hastings", "mum wants me to move home"; advice is no fact: "I should move to Hastings"
-    r"offer(?:ed|s|ing)? (?:me|us)|(?:told|tells|telling|asked|asks|asking|wants|wanted|urged|urging|begging|"
-    r"nagging|pushing|encouraging|encouraged) (?:me|us) to|(?:i|we) (?:should|ought to)(?! have)|"
-    r"(?:i|we) could(?! (?:always|never|already|still)\b)(?= \w+ (?:to|in|at|for|a|an|the)\b))\b"
+    r"can i|do you|are you|don't you|would you|will you|" + NOT_MINE + r")\b"
 )
 FUTURE = re.compile(r"\b(?:will|shall)\b|'ll\b")  # case-sensitive: "Will" may be a name
 QUESTION_START = _r(r"^(?:do|does|did|should|shall|can|could|would|will|is|are|am|was|were|what|where|who|why|how|which|whom|whose)\b")  # noqa: E501

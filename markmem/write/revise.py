@@ -106,6 +106,10 @@ def repaired(content: str, turn: list[Candidate]) -> list[Candidate]:
         if words and not c.negated:
             old = re.escape(words[-1])
             m = re.search(_REPAIR.format(old=old), content, re.IGNORECASE if words[-1][:1].islower() else 0)
+        if words and not c.negated and re.search(_RESTART.format(old=re.escape(words[-1])), content, re.IGNORECASE):
+            continue  # "I'm from Dundee, er, I live in Perth I mean": the speaker restarted; the new clause holds
+        if m is not None and m.group("new") in ("I", "We"):
+            continue  # "I'm from Swansea, uh, well I live in Cardiff": likewise (not hometown = "I")
         if m is None or m.group("new").casefold() == m.group("old").casefold():
             out.append(c)
             continue
@@ -125,7 +129,11 @@ def repaired(content: str, turn: list[Candidate]) -> list[Candidate]:
     return kept
 
 
-_REPAIR_HINT = re.compile(r"(?i)\b(?:no wait|sorry|i mean|i meant|well|rather)\b")
+_REPAIR_HINT = re.compile(r"(?i)\b(?:no wait|sorry|i mean|i meant|well|rather|should say)\b")
+# h-ledger9: a restart, a hesitation then a whole clause closed by its repair mark: "I'm from Dundee, er, I live in
+# Perth I mean", "I work at Tesco, um, I'm at Asda I should say": the first clause's value was misspoken
+_RESTART = (r"\b{old}\s*,\s*(?:(?:er+|um+|uh+|erm|well|hmm+)\W+)+(?:i|we)\b[^.!?;]*?\b(?:i mean|i meant|i should say|"
+            r"rather|sorry)\W*(?:[.!?]|$)")
 
 
 def ended_states(turn: Sequence[Candidate], parse: Callable[[str], Any] | None) -> list[Candidate]:
