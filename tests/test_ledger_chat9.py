@@ -90,11 +90,19 @@ def test_an_accepted_offer_is_still_read() -> None:
 
 @pytest.mark.parametrize("text", [
     "my neighbour's dog is a huge Great Dane called Tank",
-    "my son's teacher just moved to Coventry",
+    "my aunt's cat is a Siamese called Mango",
 ])
 def test_a_third_partys_thing_is_not_the_users(text: str) -> None:
     turns = extract_turns([("2026-03-02T09:00:00Z", text)])
     assert all(c.subject != "u" for c in turns[0])
+
+
+def test_the_households_things_stay_the_users_family_facts() -> None:
+    turns = extract_turns([("2026-03-02T09:00:00Z", "I live in Leicester"),
+                           ("2026-03-09T09:00:00Z", "my son's teacher just moved to Coventry")])
+    assert not any(c.predicate == "lives_in" for c in turns[1])
+    from markmem.write.extract_subject import third_party
+    assert third_party("my son's school is St Mary's", None) is None
 
 
 def test_a_third_partys_own_fact_still_is_theirs() -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from .extract_rules import REL
+from .extract_rules import PETS, REL
 
 _KIN = (
     rf"{REL}|wife|husband|partner|girlfriend|boyfriend|fianc[ée]e?|spouse|son|daughter|kid|kids|baby|"
@@ -76,10 +76,12 @@ _IRREGULAR = {"is": "am", "has": "have", "does": "do", "goes": "go", "'s": "'m",
 _POSSESSIVE = re.compile(r"\b(?:her|his|their)\b", re.IGNORECASE)
 
 
-# "my sister's just moved", "my mum's always said": the "'s" is "is"/"has", no thing of theirs
-_NOT_OWNED = frozenset("just also finally recently now still actually currently apparently already officially always "
-                       "never been got gone moving working living doing going getting having in at on back off "
-                       "a an the not so really very".split())
+# the user's own household keeps its things as the user's family facts ("my son's school is St Mary's", then "we
+# moved him to Oakfield"): only people outside it own theirs here
+# what a third party has that is theirs, not an event the user shares ("my sister's wedding is on the 14th" stays
+# the user's): their animals, their people, their home and car
+_OWNED = re.compile(rf"(?:{PETS}|{_KIN}|mate|teacher|boss|car|van|house|flat|place|home)", re.IGNORECASE)
+_HOUSEHOLD = frozenset("son daughter kid kids baby wife husband partner girlfriend boyfriend spouse".split())
 _USERS_SLOT = re.compile(r"^\s*(?:(?:is|are|'s) (?:now |still |officially |definitely )?my\b|[^,;.!?]{0,50}\bas my\b)",
                         re.IGNORECASE)
 
@@ -91,7 +93,7 @@ def third_party(clause: str, previous: str | None) -> tuple[str, str] | None:
     if m and m.group("name").casefold() not in _NOT_NAMES:
         return m.group("name").capitalize(), _first_person(m.group("rest"))
     m = _KIN_OWNED.match(clause)
-    if m and m.group("thing").casefold() not in _NOT_OWNED:
+    if m and _OWNED.fullmatch(m.group("thing")) and (m.group("rel") or "").casefold() not in _HOUSEHOLD:
         subject = m.group("name") or (m.group("rel") or m.group("bare")).casefold()
         return subject, f"my {m.group('thing')} {m.group('rest')}"
     m = _KIN_SUBJECT.match(clause)
