@@ -286,7 +286,7 @@ RULES: list[Rule] = [
         r"(?P<v>(?-i:[a-z]+))(?=\s*(?:[,;!?.]|$|\b(?:lately|recently|these days|this year|now|too|as well|again)\b))"),
      "hobby", "preference", True, 0.75),
     # h-ledger9: "back to being veggie", "gone fully vegan since January": the diet said without "I"
-    (_r(rf"(?:^|\bi(?:'m| am)? )(?:back to being|(?:{_A})(?:gone|went|turned|become|been)) {_A}(?:a |an )?(?P<v>{DIETS})\b"),
+    (_r(rf"(?:^|\bi(?:'m| am)? )(?:back to being|(?:{_A})(?:gone|went|turned|become|been)) {_A}(?:a |an )?(?P<v>{DIETS})\b"),  # noqa: E501
      "diet", "profile", False, 0.85),
     (_r(rf"(?:{_I}(?: {_A}speak|(?:'m| am) {_A}fluent in)|^{_A}(?:(?:pretty|almost|nearly|basically) )?fluent in) {_V}{_END}"), "speaks", "fact", True, 0.8),  # noqa: E501
     (_r(rf"{_IM} {_A}learning {_V}{_END}"), "learning", "fact", True, 0.75),
