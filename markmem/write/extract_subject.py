@@ -79,8 +79,8 @@ _POSSESSIVE = re.compile(r"\b(?:her|his|their)\b", re.IGNORECASE)
 # the user's own household keeps its things as the user's family facts ("my son's school is St Mary's", then "we
 # moved him to Oakfield"): only people outside it own theirs here
 # what a third party has that is theirs, not an event the user shares ("my sister's wedding is on the 14th" stays
-# the user's): their animals, their people, their home and car
-_OWNED = re.compile(rf"(?:{PETS}|{_KIN}|mate|teacher|boss|car|van|house|flat|place|home)", re.IGNORECASE)
+# the user's): their animals, their teacher or boss, their home and car (their partner stays the relationship rules')
+_OWNED = re.compile(rf"(?:{PETS}|teacher|boss|car|van|house|flat|place|home)", re.IGNORECASE)
 _HOUSEHOLD = frozenset("son daughter kid kids baby wife husband partner girlfriend boyfriend spouse".split())
 _USERS_SLOT = re.compile(r"^\s*(?:(?:is|are|'s) (?:now |still |officially |definitely )?my\b|[^,;.!?]{0,50}\bas my\b)",
                         re.IGNORECASE)
