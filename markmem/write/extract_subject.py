@@ -76,11 +76,12 @@ _IRREGULAR = {"is": "am", "has": "have", "does": "do", "goes": "go", "'s": "'m",
 _POSSESSIVE = re.compile(r"\b(?:her|his|their)\b", re.IGNORECASE)
 
 
-# the user's own household keeps its things as the user's family facts ("my son's school is St Mary's", then "we
-# moved him to Oakfield"): only people outside it own theirs here
+# the user's own household shares its home and car with the user ("my son's school is St Mary's" is no owned thing
+# at all: then "we moved him to Oakfield" still finds it)
 # what a third party has that is theirs, not an event the user shares ("my sister's wedding is on the 14th" stays
 # the user's): their animals, their teacher or boss, their home and car (their partner stays the relationship rules')
 _OWNED = re.compile(rf"(?:{PETS}|teacher|boss|car|van|house|flat|place|home)", re.IGNORECASE)
+_SHARED = re.compile(r"car|van|house|flat|place|home", re.IGNORECASE)  # the household's are the user's too
 _HOUSEHOLD = frozenset("son daughter kid kids baby wife husband partner girlfriend boyfriend spouse".split())
 _USERS_SLOT = re.compile(r"^\s*(?:(?:is|are|'s) (?:now |still |officially |definitely )?my\b|[^,;.!?]{0,50}\bas my\b)",
                         re.IGNORECASE)
@@ -93,7 +94,8 @@ def third_party(clause: str, previous: str | None) -> tuple[str, str] | None:
     if m and m.group("name").casefold() not in _NOT_NAMES:
         return m.group("name").capitalize(), _first_person(m.group("rest"))
     m = _KIN_OWNED.match(clause)
-    if m and _OWNED.fullmatch(m.group("thing")) and (m.group("rel") or "").casefold() not in _HOUSEHOLD:
+    if m and _OWNED.fullmatch(m.group("thing")) and not (_SHARED.fullmatch(m.group("thing"))
+                                                        and (m.group("rel") or "").casefold() in _HOUSEHOLD):
         subject = m.group("name") or (m.group("rel") or m.group("bare")).casefold()
         return subject, f"my {m.group('thing')} {m.group('rest')}"
     m = _KIN_SUBJECT.match(clause)
