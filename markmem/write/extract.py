@@ -25,7 +25,7 @@ from ..ports import Extraction
 from .clauses import Splitter
 from .clauses import regex_clauses as clauses
 from .extract_change import norm_value, singular, slot_name
-from .extract_fix import aligned, terse
+from .extract_fix import Restated, aligned, terse
 from .extract_kin import is_member_slot, kin_names, may_name
 from .extract_kind import bare_clause, job_place, kind_of, shortened, with_kind
 from .extract_names import conjoined, member_names
@@ -316,11 +316,13 @@ class HeuristicExtractor:
         self.split: Splitter = splitter or clauses
         self.parse = getattr(self.split, "parse", None)  # spaCy's parse: the open-vocabulary path
         self.recall = Recall()
+        self.restated = Restated()  # h-ledger9: "So you're in Newcastle?" / "no, Sunderland"
 
     def extract(self, entries: Sequence[RawEntry]) -> Extraction:
         out: list[Candidate] = []
         for entry in entries:
             if entry.role != "user" or entry.quarantined:
+                self.restated.heard(entry, facts_in)
                 continue
             lately = self.recall.lately(entry)  # before this turn: what a correction in it may correct
             # a terse correction with no fact of its own ("typo, Odense*") may correct the previous turn's
@@ -340,7 +342,7 @@ class HeuristicExtractor:
             if lately and _subject(entry) == entry.user_id:
                 fixes = aligned(normalise(entry.content), lately, self.parse)
                 turn = self.recall.fixed(entry, fixes, turn) if fixes else turn  # type: ignore[arg-type]
-            turn = self.recall.trimmed(entry, turn)
+            turn = self.recall.trimmed(entry, self.restated.answered(entry, turn, _subject(entry)))
             self.recall.saw(entry)
             out.extend(turn)
         return Extraction(out)

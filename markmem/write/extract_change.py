@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .extract_rules import NOT_MINE_RE
+
 _V = r"[^,;!?]+?"
 _END = r"(?=\s*(?:[,;!?]|\.(?:\s|$)|\b(?:and|but|because|so|since|as|now|again|instead|too|last (?:week|month|year|"\
     r"night|\w+day)|yesterday|earlier|recently|back in)\b|$))"
@@ -107,7 +109,10 @@ _NOT_KEYS = frozenset("i we it that this they he she you everything nothing some
 
 def changes(clause: str) -> list[Change]:
     """Every change this clause may state, most specific first; else those of the part after a
-    comma ("took your advice, cancelled netflix")."""
+    comma ("took your advice, cancelled netflix"). Someone else's idea states none ("my mate keeps telling me to
+    move to Ipswich, no chance")."""
+    if NOT_MINE_RE.search(clause):
+        return []
     found = _changes(clause)
     parts = clause.split(", ")
     for i in range(1, len(parts)):

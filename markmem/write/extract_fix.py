@@ -107,7 +107,7 @@ def aligned(turn: str, facts: Sequence[Fact], parse: Callable[[str], Any] | None
     strong = not soft and (cue is None or any(m.group("weak") is None for m in cues) or bool(named) or bool(
         _RESTATED.match(turn)))
     rest = turn[cue.end():] if cue is not None else turn[star.start():].replace("*", "") if star else ""
-    if any(_confirmed(turn, f.value) for f in named):  # "did I say Unilever? yes, Unilever": no correction
+    if any(_confirmed(turn, f.value, rest) for f in named):  # "did I say Unilever? yes, Unilever": no correction
         return []
     for fact in reversed(named[-3:] or facts[-3:]):
         new = _new_value(turn.replace("*", " "), fact, parse if strong else None, rest)
@@ -122,11 +122,18 @@ def _name_part(value: str) -> str:
     return value.casefold().rsplit(" named ", 1)[-1]
 
 
-def _confirmed(turn: str, value: str) -> bool:
-    """The turn affirms the value it names: "yes, Unilever", "Monday is right", "yep it's Monday"."""
+def _confirmed(turn: str, value: str, rest: str = "") -> bool:
+    """The turn affirms the value it names: "yes, Unilever", "Monday is right", "yep it's Monday", or says
+    it again right after its "no" ("no no, Aldi! easy mistake" to the assistant's "So you work at Lidl?"):
+    the user holds to their value, the "no" is the assistant's."""
     v = re.escape(value.strip())
-    return bool(v) and re.search(rf"\b(?:yes|yep|yeah|definitely)\W+(?:it'?s\s+|it is\s+)?{v}\b|\b{v}\s+(?:is|was)\s+"
-                                 rf"(?:right|correct)\b", turn, re.IGNORECASE) is not None
+    if not v:
+        return False
+    first = _fragment_names(rest)
+    if first and first[0].casefold() == _name_part(value).strip():
+        return True
+    return re.search(rf"\b(?:yes|yep|yeah|definitely)\W+(?:it'?s\s+|it is\s+)?{v}\b|\b{v}\s+(?:is|was)\s+"
+                     rf"(?:right|correct)\b", turn, re.IGNORECASE) is not None
 
 
 def _new_value(turn: str, fact: Fact, parse: Callable[[str], Any] | None, rest: str = ""
@@ -154,6 +161,9 @@ def _new_value(turn: str, fact: Fact, parse: Callable[[str], Any] | None, rest: 
              and t.lower_ not in _NOT_VALUES and len(t.text) > 1 and not CUE.fullmatch(t.text)]
     if anchor.text[:1].isupper():  # a name replaces a name: "she's called Mango" before "my friend's bird"
         fresh = [t for t in fresh if t.text[:1].isupper()] or fresh
+    # the new value follows the cue: "mostly year 9. oh wait I told you maths, it's chemistry"
+    start = len(turn) - len(rest) if rest and turn.endswith(rest) else 0
+    fresh = [t for t in fresh if t.idx >= start] or fresh
     best = [t for t in fresh if t.dep_ == anchor.dep_] or fresh
     if not best:
         return None
@@ -224,3 +234,63 @@ def _run_of(token: Any, step: int) -> str:
         words.append(doc[j])
         j += -1 if step < 0 else 1
     return " ".join(t.text for t in sorted(words, key=lambda t: t.i))
+
+
+# -- the assistant's restatement, answered "no, <value>" (h-ledger9) ------------------------------------------
+# A reply in chat often corrects what the assistant just said back, not what the user said: "I've just moved up
+# north" / "So you're in Newcastle now?" / "no, Sunderland". The assistant's words never make a claim; they only
+# name the slot the user's "no, <Name>" fills.
+_ASKED_BACK = re.compile(r"\byou(?:'re| are|'ve| have| live| work| drive| teach| go| use| bank| moved| started)\b",
+                         re.IGNORECASE)
+_TAG = re.compile(r",?\s+(?:right|yeah|correct|then|is that right|isn't it|aren't you|don't you)\s*$", re.IGNORECASE)
+_SECOND = [(re.compile(p, re.IGNORECASE), r) for p, r in (
+    (r"\byou're\b", "I'm"), (r"\byou are\b", "I am"), (r"\byou've\b", "I've"), (r"\byour\b", "my"),
+    (r"\byou\b", "I"))]
+_LEADS = re.compile(r"^\W*(?:so|oh|ah|and|wait|sorry)\W+", re.IGNORECASE)
+_ANSWER_NO = re.compile(r"^\W*(?:(?:no|nope|nah|not quite|not exactly|close|almost)\b\W*)+(?P<rest>.*)$",
+                        re.IGNORECASE | re.DOTALL)
+_KEEP = 512  # users whose last assistant restatement is remembered
+
+
+class Restated:
+    """The slot and value the assistant last asked back to each user ("So you work at Lidl now?"), and the
+    user's "no, <Name>" that follows it as that slot's value. Bounded; an answer must be the user's next turn."""
+
+    def __init__(self) -> None:
+        from collections import OrderedDict
+        self._asked: OrderedDict[str, tuple[str, str, str, bool]] = OrderedDict()
+
+    def heard(self, entry: Any, read: Callable[[str], list[Any]]) -> None:
+        """An assistant turn: remember the (predicate, value, type, multi) of its last yes/no restatement."""
+        if entry.role != "assistant":
+            return
+        self._asked.pop(entry.user_id, None)
+        asks = [q for q in re.split(r"(?<=[.!?])\s+", entry.content.strip()) if q.endswith("?")]
+        if not asks or len(asks[-1]) > 120 or not _ASKED_BACK.search(asks[-1]):
+            return
+        said = _TAG.sub("", _LEADS.sub("", asks[-1].rstrip("?").strip()))
+        for pat, rep in _SECOND:
+            said = pat.sub(rep, said)
+        found = [f for f in read(said) if f[1] and len(f) >= 4]
+        if len(found) == 1:
+            p, v, k, mu = found[0][:4]
+            self._asked[entry.user_id] = (p, v, k, mu)
+            while len(self._asked) > _KEEP:
+                self._asked.popitem(last=False)
+
+    def answered(self, entry: Any, turn: list[Any], subject: str) -> list[Any]:
+        """The user's turn right after a restatement: "no, Sunderland. close though" holds the slot's value
+        Sunderland (unless the turn already read that slot, or names no other value than the asked one)."""
+        asked = self._asked.pop(entry.user_id, None)
+        if asked is None or entry.role != "user" or subject != entry.user_id:
+            return turn
+        m = _ANSWER_NO.match(entry.content)
+        if m is None or len(_WORD.findall(entry.content)) > _SHORT:
+            return turn
+        p, v, k, mu = asked
+        names = _fragment_names(m.group("rest"))
+        if not names or names[0].casefold() == v.casefold() or any(c.predicate == p for c in turn):
+            return turn
+        from ..model import Candidate
+        text = re.split(r"(?<=[.!?])\s+", entry.content.strip())[0][:300]
+        return [*turn, Candidate(entry.id, subject, p, names[0], text, 0.85, type=k, multi=mu)]

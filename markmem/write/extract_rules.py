@@ -59,7 +59,7 @@ _JOB_SUFFIX = re.compile(
 )
 DIETS = (
     r"vegetarian|vegan|pescatarian|pescetarian|keto|paleo|gluten[- ]free|dairy[- ]free|lactose[- ]intolerant|"
-    r"flexitarian|carnivore|halal|kosher|low[- ]carb|plant[- ]based|raw vegan|coeliac|celiac"
+    r"flexitarian|carnivore|halal|kosher|low[- ]carb|plant[- ]based|raw vegan|coeliac|celiac|veggie"
 )
 JOB_WORDS = (
     r"engineer|developer|teacher|nurse|doctor|designer|manager|writer|chef|cook|lawyer|analyst|consultant|"
@@ -278,6 +278,16 @@ RULES: list[Rule] = [
     (_r(rf"{_I} {_A}(?:like|love|enjoy|adore)(?! to be\b)(?! it\b) {_V}{_END}"), "likes", "preference", True, 0.7),
     (_r(rf"{_I} {_A}(?:hate|dislike|detest|can't stand|cannot stand|don't like|do not like|don't enjoy) {_V}{_END}"), "dislikes", "preference", True, 0.7),  # noqa: E501
     (_r(rf"\bmy hobb(?:y is|ies are|ies include) {_V}{_END}"), "hobby", "preference", True, 0.85),
+    # h-ledger9: an activity the user took up, said of its start ("I've also got into pottery lately", "took up
+    # bouldering"): one lower-case word, not "got into trouble / bed / Oxford", "took up the offer"
+    (_r(r"(?:^|\b(?:i|we)(?:'ve| have)? )(?:(?:also|just|recently|really|finally|properly) )*(?:got|gotten|getting|"
+        r"been getting|took|taken|taking) (?:into|up) (?!(?:trouble|debt|bed|it|that|this|them|him|her|a|an|the|"
+        r"my|our|his|their|work|arguments?|fights?|space|room|time|smoking|drinking|vaping)\b)"
+        r"(?P<v>(?-i:[a-z]+))(?=\s*(?:[,;!?.]|$|\b(?:lately|recently|these days|this year|now|too|as well|again)\b))"),
+     "hobby", "preference", True, 0.75),
+    # h-ledger9: "back to being veggie", "gone fully vegan since January": the diet said without "I"
+    (_r(rf"(?:^|\bi(?:'m| am)? )(?:back to being|(?:{_A})(?:gone|went|turned|become|been)) {_A}(?:a |an )?(?P<v>{DIETS})\b"),  # noqa: E501
+     "diet", "profile", False, 0.85),
     (_r(rf"(?:{_I}(?: {_A}speak|(?:'m| am) {_A}fluent in)|^{_A}(?:(?:pretty|almost|nearly|basically) )?fluent in) {_V}{_END}"), "speaks", "fact", True, 0.8),  # noqa: E501
     (_r(rf"{_IM} {_A}learning {_V}{_END}"), "learning", "fact", True, 0.75),
     # devices
@@ -335,6 +345,12 @@ HEDGE = _r(
     r"\b(?:maybe|perhaps|probably|possibly|i think|i guess|i believe|might|not sure|kind of|sort of|"
     r"thinking about|thinking of|considering|i suppose|apparently)\b"
 )
+# someone else's idea, not the user's fact (h-ledger9): "they offered me a job at Superdrug", "my friend keeps
+# saying I should move to Hastings", "mum wants me to move home"; advice is no fact: "I should move to Hastings"
+NOT_MINE = (r"offer(?:ed|s|ing)? (?:me|us)|(?:told|tells|telling|asked|asks|asking|wants|wanted|urged|urging|begging|"
+            r"nagging|pushing|encouraging|encouraged) (?:me|us) to|(?:i|we) (?:should|ought to)(?! have)|"
+            r"(?:i|we) could(?! (?:always|never|already|still)\b)(?= \w+ (?:to|in|at|for|a|an|the)\b)")
+NOT_MINE_RE = re.compile(rf"\b(?:{NOT_MINE})\b", re.IGNORECASE)
 SKIP = _r(
     # "used to" is the past, not "still getting used to it", "I'm used to the cold" (getting / being used to)
     r"\b(?:(?<!getting )(?<!get )(?<!got )(?<!'m )(?<!am )(?<!'re )(?<!are )used to|"
@@ -343,7 +359,7 @@ SKIP = _r(
     r"plan to|planning to|about to|someday|one day|in the future|what if|how about|"
     r"next (?:week|month|year|summer|winter|spring|"
     r"fall|autumn|weekend|monday|tuesday|wednesday|thursday|friday|saturday|sunday|time)|should i|could i|"
-    r"can i|do you|are you|don't you|would you|will you)\b"
+    r"can i|do you|are you|don't you|would you|will you|" + NOT_MINE + r")\b"
 )
 FUTURE = re.compile(r"\b(?:will|shall)\b|'ll\b")  # case-sensitive: "Will" may be a name
 QUESTION_START = _r(r"^(?:do|does|did|should|shall|can|could|would|will|is|are|am|was|were|what|where|who|why|how|which|whom|whose)\b")  # noqa: E501
@@ -351,6 +367,7 @@ LEAD = _r(
     r"^(?:oh|well|so|also|and|but|btw|by the way|actually|anyway|anyways|yeah|yes|no|ok|okay|hey|hi|hello|"
     r"update|fyi|just so you know|just fyi|for the record|sorry|oops|correction|to be clear|honestly|"
     r"guess what|good news|big news|news|quick update|as of today|as of now|these days|nowadays|now|ps|p\.s\.|"
+    r"i'?d say|i would say|to be honest|tbh|"
     # a leading reason or time phrase before the subject: "since the new job I get up at 7:30"
     r"(?:since|after|with|because of) (?:the|my|our) (?:[a-z]+ ){0,2}?[a-z]+(?=,? (?:i|we)\b))"
     r"\b[,:!.]?\s*"

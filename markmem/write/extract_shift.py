@@ -33,7 +33,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..model import Candidate, RawEntry
-from .extract_rules import software_talk, tech_talk
+from .extract_rules import NOT_MINE_RE, software_talk, tech_talk
 from .extract_time import _SCHEDULE, scheduled, temporary
 
 # verbs that end a state when used (not negated): lemma class
@@ -392,6 +392,8 @@ def shifted(entry: RawEntry, turn: list[Candidate], facts: Sequence[Any],
     text = entry.content[:600]
     if not may_shift(text):
         return turn  # no word that ends() or replacements() could act on: the same result, no parse
+    if NOT_MINE_RE.search(text):
+        return turn  # someone else's idea: "my mate keeps telling me to move to Ipswich, no chance" (h-ledger9)
     doc = parse(text)
     return [*turn, *ends(entry, doc, facts, turn), *replacements(entry, doc, facts, turn, parse)]
 

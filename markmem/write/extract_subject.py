@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from .extract_rules import REL
+from .extract_rules import PETS, REL
 
 _KIN = (
     rf"{REL}|wife|husband|partner|girlfriend|boyfriend|fianc[ée]e?|spouse|son|daughter|kid|kids|baby|"
@@ -35,6 +35,14 @@ _BARE_KIN = r"mum|mom|dad|mama|papa|grandma|grandpa|gran|nan|nana|granny"
 _KIN_SUBJECT = re.compile(
     rf"^(?:(?:and|but|so|also|oh|btw|well|plus)[, ]+)*(?:(?:my|our) {_ADJ}(?P<rel>{_KIN})|(?P<bare>{_BARE_KIN}))"
     rf"(?:,? (?P<name>(?-i:[A-Z][a-z]+))(?=[ ,]))?,? (?P<rest>{_ADV}(?P<verb>{_VERBS}|[a-z]+(?:s|ed)|'s)\b.*)$",
+    re.IGNORECASE,
+)
+# what a third party has: "my neighbour's dog is a huge Great Dane", "my son's teacher just moved to Coventry" are
+# about the neighbour's dog and the son's teacher, never the user's own dog or home (h-ledger9)
+_KIN_OWNED = re.compile(
+    rf"^(?:(?:and|but|so|also|oh|btw|well|plus)[, ]+)*(?:(?:my|our) {_ADJ}(?P<rel>{_KIN}|mate)|(?P<bare>{_BARE_KIN}))"
+    rf"(?:,? (?P<name>(?-i:[A-Z][a-z]+)))?'s (?P<thing>(?!name\b)[a-z]+) "
+    rf"(?P<rest>{_ADV}(?:{_VERBS}|[a-z]+(?:s|ed))\b.*)$",
     re.IGNORECASE,
 )
 _NAME_SUBJECT = re.compile(
@@ -68,6 +76,13 @@ _IRREGULAR = {"is": "am", "has": "have", "does": "do", "goes": "go", "'s": "'m",
 _POSSESSIVE = re.compile(r"\b(?:her|his|their)\b", re.IGNORECASE)
 
 
+# the user's own household shares its home and car with the user ("my son's school is St Mary's" is no owned thing
+# at all: then "we moved him to Oakfield" still finds it)
+# what a third party has that is theirs, not an event the user shares ("my sister's wedding is on the 14th" stays
+# the user's): their animals, their teacher or boss, their home and car (their partner stays the relationship rules')
+_OWNED = re.compile(rf"(?:{PETS}|teacher|boss|car|van|house|flat|place|home)", re.IGNORECASE)
+_SHARED = re.compile(r"car|van|house|flat|place|home", re.IGNORECASE)  # the household's are the user's too
+_HOUSEHOLD = frozenset("son daughter kid kids baby wife husband partner girlfriend boyfriend spouse".split())
 _USERS_SLOT = re.compile(r"^\s*(?:(?:is|are|'s) (?:now |still |officially |definitely )?my\b|[^,;.!?]{0,50}\bas my\b)",
                         re.IGNORECASE)
 
@@ -78,6 +93,11 @@ def third_party(clause: str, previous: str | None) -> tuple[str, str] | None:
     m = _KIN_NAMED.match(clause)  # "my flatmate kai just started at Bramble Bakery"
     if m and m.group("name").casefold() not in _NOT_NAMES:
         return m.group("name").capitalize(), _first_person(m.group("rest"))
+    m = _KIN_OWNED.match(clause)
+    if m and _OWNED.fullmatch(m.group("thing")) and not (_SHARED.fullmatch(m.group("thing"))
+                                                        and (m.group("rel") or "").casefold() in _HOUSEHOLD):
+        subject = m.group("name") or (m.group("rel") or m.group("bare")).casefold()
+        return subject, f"my {m.group('thing')} {m.group('rest')}"
     m = _KIN_SUBJECT.match(clause)
     if m:
         rest = m.group("rest")
@@ -160,6 +180,10 @@ _MAYBE = re.compile(r"\b(?:not|meant|mean|said|sorry|oops|whoops|wait|correction
                     r"make that|should be|my bad|no)\b", re.IGNORECASE)
 _LEAD_WORD = re.compile(r"^(?:sorry|oops|whoops|wait|no|nope|nah|actually|correction|um|err|ugh|ok|lol)\b",
                         re.IGNORECASE)
+# what no slot ever holds (h-ledger9): a clause of its own ("actually, I was wondering if ..."), a word pointing
+# back in time or at the talk itself ("typo earlier, my dentist is ...")
+_NOT_NEW = re.compile(r"^(?:(?:i|we|you|he|she|they|it)(?:'\w+)?\s+\w|(?:earlier|before|yesterday|"
+                      r"today|again|then|now|though|too|here|above|below)$)", re.IGNORECASE)
 _FILLER = re.compile(r"^(?:(?:her|his|its|their|my|the) name is |it's called |called |named )?"
                      r"(?:the |a |an |on |in |at |to )*|\s+(?:lol|haha|sorry|oops|obviously|of course|i mean)$",
                      re.IGNORECASE)
@@ -177,6 +201,7 @@ def correction(clause: str) -> tuple[str, str | None] | None:
             new = _FILLER.sub("", m.group("new").strip(" .!"))
             old = m.groupdict().get("old")
             old = _FILLER.sub("", old.strip()) if old else None
-            if new and len(new) <= 60 and (old is None or len(old) <= 60) and not _LEAD_WORD.match(new):
+            if new and len(new) <= 60 and (old is None or len(old) <= 60) and not _LEAD_WORD.match(new) \
+                    and not _NOT_NEW.match(new):
                 return new, old
     return None

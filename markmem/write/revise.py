@@ -58,11 +58,35 @@ def settle(entry: RawEntry, turn: list[Candidate], parse: Callable[[str], Any] |
         turn = [c for c in turn if c.value.casefold() not in olds]  # "..., not Galway" says no Galway
         turn = recall.fixed(entry, fixes, turn)
     turn = ended_states(turn, parse)
+    if mine and not turn:
+        turn = bare_end(entry, facts)
     if mine:  # after the ended states: an end read by extract_shift only closes
         more = shifted(entry, turn, facts, parse)
         recall.remember_all(entry, more[len(turn):])
         turn = more
     return turn
+
+
+# h-ledger9: "three months without a cigarette! I've quit for good": an ending verb with no object ends the one
+# habit the turn names by its thing (the habit slots of one value and the words chat names them by)
+_BARE_END = re.compile(r"(?i)\b(?:i|we)(?:'ve| have)? (?:(?:finally|officially|actually|just|now) )*(?:quit|stopped|"
+                       r"given up|gave up|packed (?:it|them) in|kicked (?:it|the habit))(?=\s*(?:for good|completely|"
+                       r"now|at last|for real|properly|altogether)?\s*(?:[.!,;]|$))")
+_HABIT_WORDS = {"smokes": r"cig(?:arette)?s?|smok(?:e|es|ed|ing)|fags?|tobacco|nicotine|vap(?:e|es|ed|ing)"}
+
+
+def bare_end(entry: RawEntry, facts: Sequence[Any]) -> list[Candidate]:
+    """The close of the user's one habit fact the turn names by its thing, for an ending verb with no object
+    ("no cigarettes for three months, I've quit for good"); nothing when two habits are named or none held."""
+    if not _BARE_END.search(entry.content):
+        return []
+    hit = [f for f in facts if f.predicate in _HABIT_WORDS and not f.multi and f.subject == entry.user_id
+           and re.search(rf"(?i)\b(?:{_HABIT_WORDS[f.predicate]})\b", entry.content)]
+    if len({f.predicate for f in hit}) != 1:
+        return []
+    f = hit[-1]
+    return [Candidate(entry.id, f.subject, f.predicate, f.value, entry.content.strip()[:300], 0.8, type=f.type,
+                      negated=True)]
 
 
 _CUE_ONLY = re.compile(r"(?i)mis-?spoke|misspeak|mis-?typed|typo|auto-?correct(?:ed)?|correction|oops|whoops")
@@ -85,6 +109,10 @@ def repaired(content: str, turn: list[Candidate]) -> list[Candidate]:
         if words and not c.negated:
             old = re.escape(words[-1])
             m = re.search(_REPAIR.format(old=old), content, re.IGNORECASE if words[-1][:1].islower() else 0)
+        if words and not c.negated and re.search(_RESTART.format(old=re.escape(words[-1])), content, re.IGNORECASE):
+            continue  # "I'm from Dundee, er, I live in Perth I mean": the speaker restarted; the new clause holds
+        if m is not None and m.group("new") in ("I", "We"):
+            continue  # "I'm from Swansea, uh, well I live in Cardiff": likewise (not hometown = "I")
         if m is None or m.group("new").casefold() == m.group("old").casefold():
             out.append(c)
             continue
@@ -104,7 +132,11 @@ def repaired(content: str, turn: list[Candidate]) -> list[Candidate]:
     return kept
 
 
-_REPAIR_HINT = re.compile(r"(?i)\b(?:no wait|sorry|i mean|i meant|well|rather)\b")
+_REPAIR_HINT = re.compile(r"(?i)\b(?:no wait|sorry|i mean|i meant|well|rather|should say)\b")
+# h-ledger9: a restart, a hesitation then a whole clause closed by its repair mark: "I'm from Dundee, er, I live in
+# Perth I mean", "I work at Tesco, um, I'm at Asda I should say": the first clause's value was misspoken
+_RESTART = (r"\b{old}\s*,\s*(?:(?:er+|um+|uh+|erm|well|hmm+)\W+)+(?:i|we)\b[^.!?;]*?\b(?:i mean|i meant|i should say|"
+            r"rather|sorry)\W*(?:[.!?]|$)")
 
 
 def ended_states(turn: Sequence[Candidate], parse: Callable[[str], Any] | None) -> list[Candidate]:
