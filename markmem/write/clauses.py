@@ -51,14 +51,14 @@ def regex_clauses(sentence: str) -> list[str]:
 
 
 class SpacySplitter:
-    """Clause splitting over spaCy's parse; loads the model on first use (thread-safe)."""
+    """Clause splitting over spaCy's parse; loads the model on first use (thread-safe). The pipeline and the
+    parse caches are per process and model, not per splitter: every ``Memory`` opened in one process shares one
+    loaded model (a splitter per repo used to keep its own ~28 MB pipeline alive in the caches' keys)."""
 
     name = "spacy"
 
     def __init__(self, model: str) -> None:
         self.model = model
-        self._nlp: Any = None
-        self._lock = threading.Lock()
         self.broken = False
 
     def __call__(self, sentence: str) -> list[str]:
@@ -76,29 +76,41 @@ class SpacySplitter:
             return regex_clauses(sentence)
 
     def _load(self) -> Any:
-        with self._lock:
-            if self._nlp is None:
-                import spacy
-
-                self._nlp = spacy.load(self.model, exclude=["ner", "lemmatizer", "senter"])
-        return self._nlp
+        return _pipeline(self.model)
 
     def _split(self, text: str) -> tuple[str, ...]:
-        return _split_cached(self, text)
+        return _split_cached(self.model, text)
 
     def parse(self, text: str) -> Any:
         """spaCy's parse of one clause (cached): the open-vocabulary path reads it (``extract_open``)."""
-        return _parse_cached(self, text)
+        return _parse_cached(self.model, text)
+
+
+_PIPELINES: dict[str, Any] = {}
+_PIPELINES_LOCK = threading.Lock()  # one load per model; spaCy pipelines are not guaranteed thread-safe, so
+_PARSE_LOCK = threading.Lock()  # one parse at a time (cached, and the GIL serialises most of it anyway)
+
+
+def _pipeline(model: str) -> Any:
+    with _PIPELINES_LOCK:
+        nlp = _PIPELINES.get(model)
+        if nlp is None:
+            import spacy
+
+            nlp = _PIPELINES[model] = spacy.load(model, exclude=["ner", "lemmatizer", "senter"])
+        return nlp
 
 
 @lru_cache(maxsize=4096)
-def _parse_cached(splitter: SpacySplitter, text: str) -> Any:
-    return splitter._load()(text)
+def _parse_cached(model: str, text: str) -> Any:
+    nlp = _pipeline(model)
+    with _PARSE_LOCK:
+        return nlp(text)
 
 
 @lru_cache(maxsize=4096)
-def _split_cached(splitter: SpacySplitter, text: str) -> tuple[str, ...]:
-    doc = _parse_cached(splitter, text)  # one parse per text: the extractor may read the same one
+def _split_cached(model: str, text: str) -> tuple[str, ...]:
+    doc = _parse_cached(model, text)  # one parse per text: the extractor may read the same one
     heads = [t for t in doc if t.dep_ == "ROOT" or (t.dep_ in _CLAUSE_DEPS and t.pos_ in ("VERB", "AUX")
                                                   and _own_clause(t) and not _condition(t))]
     if len(heads) < 2:
