@@ -129,7 +129,7 @@ SETS = {"blind": DATA / "facts_blind.jsonl", "blind2": DATA / "facts_blind2.json
         "check20": DATA / "facts_check20.jsonl",  # check20: tune20's held-out twin
         "tune21": DATA / "facts_tune21.jsonl",  # tune21: stale lines in the top 5 and the current first line (h-stale6)
         "check21": DATA / "facts_check21.jsonl",  # check21: tune21's held-out twin
-        "tune22": DATA / "facts_tune22.jsonl",  # tune22: old value as current, passing mentions, spoken corrections (h-ledger9)
+        "tune22": DATA / "facts_tune22.jsonl",  # tune22: old values kept, passing mentions, corrections (h-ledger9)
         "check22": DATA / "facts_check22.jsonl"}  # check22: tune22's held-out twin
 # never tuned on: their failures are never printed
 BLIND = frozenset({"blind", "blind2", "blind3", "check7", "check8", "check9", "check10", "check11", "check12",
