@@ -148,6 +148,11 @@ def _content(words: Iterable[str]) -> list[str]:
     return [s for w in words if (s := _stem(w)) not in _STOP and len(s) >= MIN]
 
 
+def content_words(text: str) -> set[str]:
+    """The stems of ``text``'s content words (no stop words, none shorter than ``MIN``)."""
+    return set(_content(_WORD.findall(text)))
+
+
 @lru_cache(maxsize=8192)
 def words(text: str) -> frozenset[str]:
     return frozenset(_stem(w) for w in _WORD.findall(text))

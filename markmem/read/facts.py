@@ -158,7 +158,7 @@ def _restated(out: list[Cand], asked: str, user_id: str, one: set[str], at: str,
     (``ended.things``). A many-valued slot is never read so ("adopted a second dog" keeps the first)."""
     head = out[: shown or SWAP_WITHIN]
     moved: dict[str, tuple[Cand, frozenset[str]]] = {}
-    q = set(ended._content(ended._WORD.findall(asked))) - {"user"}
+    q = ended.content_words(asked) - {"user"}
     for s in head:
         if _past(s) or s.row.get("stale") or not _users(s, user_id):
             continue
@@ -168,7 +168,7 @@ def _restated(out: list[Cand], asked: str, user_id: str, one: set[str], at: str,
             if s.id not in one:
                 continue
             value = str((by_id.get(s.id) or {}).get("value") or "")
-            vwords = set(ended._content(ended._WORD.findall(value))) or _toks(value)
+            vwords = ended.content_words(value) or _toks(value)
         else:
             if not TURNS_RESTATED or kinds.states_nothing(s) or ended._SPEAKER.match(text) or (
                     book is not None and any(r.get("valid_until") is None for r in book.cite(s.id))):
@@ -177,7 +177,7 @@ def _restated(out: list[Cand], asked: str, user_id: str, one: set[str], at: str,
             vwords = {ended._stem(w) for w in _PROPER.findall(text) if w not in _SELF}
         if not t1 or not text or not vwords:
             continue
-        skey = set(ended._content(ended._WORD.findall(text)))
+        skey = ended.content_words(text)
         for t in out[:STALE_WITHIN]:
             if t is s or not _users(t, user_id) or _past(t) or (t.kind == "turn" and kinds.states_nothing(t)):
                 continue
@@ -186,7 +186,7 @@ def _restated(out: list[Cand], asked: str, user_id: str, one: set[str], at: str,
                 continue
             if not _NOW.search(tt):
                 continue
-            mine = set(ended._content(ended._WORD.findall(tt)))
+            mine = ended.content_words(tt)
             if not (mine & skey):
                 continue  # not about the same thing (a word of the question alone is not enough)
             said = _toks(tt)
@@ -261,7 +261,7 @@ def _later_word_first(out: list[Cand], asked: str, within: int, book: claimbook.
     text = _text(first)
     if not t1 or not text or ended._SPEAKER.match(text):
         return out
-    key = set(ended._content(ended._WORD.findall(text))) - set(ended._content(ended._WORD.findall(asked)))
+    key = ended.content_words(text) - ended.content_words(asked)
     pick = None
     for c in out[1:within]:
         if c.kind != "turn" or c.row.get("role") not in (None, "user") or _past(c) or kinds.states_nothing(c):
@@ -269,7 +269,7 @@ def _later_word_first(out: list[Cand], asked: str, within: int, book: claimbook.
         said = _text(c)
         if not said or low_content(said) or ended._SPEAKER.match(said) or _when(c) <= t1 or ended.ends_only(said):
             continue
-        if set(ended._content(ended._WORD.findall(said))) & key and (pick is None or _when(c) > _when(pick)):
+        if ended.content_words(said) & key and (pick is None or _when(c) > _when(pick)):
             pick = c
     return out if pick is None else [pick, *(c for c in out if c is not pick)]
 
